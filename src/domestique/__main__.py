@@ -1,0 +1,3 @@
+from domestique.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""Where Domestique keeps its state, and how judged values are fingerprinted and masked.
+
+``DOMESTIQUE_HOME`` (default: the platform's user state directory) holds the audit store, the
+per-install key and the per-user policy. Values are fingerprinted with HMAC-SHA256 under the
+per-install key (file mode 0600, created on first use), so the audit log can say "the same secret
+again" without holding anything that could be brute-forced back into the secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import sys
+from pathlib import Path
+
+KEY_BYTES = 32
+FINGERPRINT_HEX = 32  # 128 bits of the HMAC: ample to tell values apart, short in records
+
+
+def domestique_home() -> Path:
+    """``$DOMESTIQUE_HOME``, else the platform's per-user state directory."""
+    env = os.environ.get("DOMESTIQUE_HOME")
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "domestique"
+    state = os.environ.get("XDG_STATE_HOME")
+    base = Path(state) if state else Path.home() / ".local" / "state"
+    return base / "domestique"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create ``path`` (mode 0700) if missing; return it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def _read_or_create_key(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        ensure_private_dir(path.parent)
+        key = os.urandom(KEY_BYTES)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            # Another process created it first: use theirs so fingerprints agree.
+            data = path.read_bytes()
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(key)
+                fh.flush()
+                os.fsync(fh.fileno())
+            return key
+    if len(data) != KEY_BYTES:
+        # A short read means a writer is mid-way or the file is damaged: refuse rather than
+        # fingerprint under a key that changes.
+        raise KeyFileError(f"{path}: install key is {len(data)} bytes, expected {KEY_BYTES}")
+    return data
+
+
+class KeyFileError(OSError):
+    """The per-install key is missing, unreadable or damaged."""
+
+
+_KEY_CACHE: dict[Path, bytes] = {}
+
+
+def install_key(home: Path | None = None) -> bytes:
+    """The per-install HMAC key under ``home`` (created on first use, mode 0600)."""
+    path = (home or domestique_home()) / "keys" / "fingerprint.key"
+    key = _KEY_CACHE.get(path)
+    if key is None:
+        key = _read_or_create_key(path)
+        _KEY_CACHE[path] = key
+    return key
+
+
+class Fingerprinter:
+    """Keyed fingerprints of values. Hold one per process; it holds the key, never values."""
+
+    __slots__ = ("_key",)
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    @classmethod
+    def for_home(cls, home: Path | None = None) -> Fingerprinter:
+        return cls(install_key(home))
+
+    def digest(self, value: str | bytes) -> bytes:
+        data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+        return hmac.new(self._key, data, hashlib.sha256).digest()
+
+    def fingerprint(self, value: str | bytes) -> str:
+        """``hmac-sha256:<32 hex>`` of ``value``; stable for one install key."""
+        return "hmac-sha256:" + self.digest(value).hex()[:FINGERPRINT_HEX]
+
+
+def mask_preview(value: str) -> str:
+    """A preview that shows a value's shape, not the value: ``AKIA…MPLE``.
+
+    Long values keep 4 characters at each end, medium ones 2, short ones (under 8 characters,
+    where any shown part is a large share of the secret) show only their length.
+    """
+    n = len(value)
+    if n >= 20:
+        return f"{value[:4]}…{value[-4:]}"
+    if n >= 8:
+        return f"{value[:2]}…{value[-2:]}"
+    return f"…({n})"
