@@ -31,7 +31,9 @@ def error_reason(exc: BaseException, code: str = "engine.internal_error") -> Rea
 def stop_action(component_stops_with: Action) -> Action:
     """deny for the guard and hooks, block for the firewall; anything else is a caller bug."""
     if component_stops_with not in (Action.DENY, Action.BLOCK):
-        raise ValueError(f"a fail-closed boundary stops with deny or block, not {component_stops_with}")
+        raise ValueError(
+            f"a fail-closed boundary stops with deny or block, not {component_stops_with}"
+        )
     return component_stops_with
 
 
@@ -50,9 +52,10 @@ def fail_closed(
         verdict = judge()
     except BaseException as exc:  # noqa: BLE001 - the boundary exists to catch everything
         return Verdict(action, (error_reason(exc, code),))
-    if not isinstance(verdict, Verdict):
+    result: object = verdict  # untyped callers can hand back anything
+    if not isinstance(result, Verdict):
         return Verdict(action, (Reason(code, "judge returned no verdict; failing closed"),))
-    return verdict
+    return result
 
 
 def record_or_deny(

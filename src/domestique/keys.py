@@ -8,7 +8,6 @@ again" without holding anything that could be brute-forced back into the secret.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 import sys
@@ -40,24 +39,35 @@ def _read_or_create_key(path: Path) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        ensure_private_dir(path.parent)
-        key = os.urandom(KEY_BYTES)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            # Another process created it first: use theirs so fingerprints agree.
-            data = path.read_bytes()
-        else:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(key)
-                fh.flush()
-                os.fsync(fh.fileno())
-            return key
+        data = _create_key(path)
     if len(data) != KEY_BYTES:
-        # A short read means a writer is mid-way or the file is damaged: refuse rather than
-        # fingerprint under a key that changes.
+        # A damaged file: refuse rather than fingerprint under a key that changes.
         raise KeyFileError(f"{path}: install key is {len(data)} bytes, expected {KEY_BYTES}")
     return data
+
+
+def _create_key(path: Path) -> bytes:
+    """Create the key atomically: readers see no file or the whole key, never a partial one.
+
+    The key is written to a private temporary file and hard-linked into place; ``link`` fails if
+    another process won the race, and then its key is used so fingerprints agree.
+    """
+    ensure_private_dir(path.parent)
+    key = os.urandom(KEY_BYTES)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(key)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return path.read_bytes()
+        return key
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 class KeyFileError(OSError):
@@ -91,7 +101,7 @@ class Fingerprinter:
 
     def digest(self, value: str | bytes) -> bytes:
         data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
-        return hmac.new(self._key, data, hashlib.sha256).digest()
+        return hmac.digest(self._key, data, "sha256")
 
     def fingerprint(self, value: str | bytes) -> str:
         """``hmac-sha256:<32 hex>`` of ``value``; stable for one install key."""

@@ -26,8 +26,12 @@ class ReasonCode:
 
 
 CORE_CODES: tuple[ReasonCode, ...] = (
-    ReasonCode("engine.internal_error", "An unexpected error inside Domestique; the decision denies."),
-    ReasonCode("engine.parse_error", "The input could not be parsed with confidence; it is denied."),
+    ReasonCode(
+        "engine.internal_error", "An unexpected error inside Domestique; the decision denies."
+    ),
+    ReasonCode(
+        "engine.parse_error", "The input could not be parsed with confidence; it is denied."
+    ),
     ReasonCode(
         "engine.detector_error", "A detector crashed on the input; the input is treated as unsafe."
     ),
@@ -86,7 +90,8 @@ def render_markdown() -> str:
         "# Reason codes",
         "",
         "Every code Domestique can emit, generated from the registry in",
-        "`src/domestique/reason_codes.py` (`python -m domestique.reason_codes > docs/reason-codes.md`).",
+        "`src/domestique/reason_codes.py`:",
+        "`python -m domestique.reason_codes > docs/reason-codes.md`.",
         "A test fails when this file and the registry disagree.",
     ]
     group = None

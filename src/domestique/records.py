@@ -233,7 +233,7 @@ class DecisionRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DecisionRecord:
-        """Rebuild a record from its JSON form (as stored); raises KeyError/TypeError on bad data."""
+        """Rebuild a record from its stored JSON form; KeyError/TypeError on bad data."""
         subj = data["subject"]
         return cls(
             schema=int(data["schema"]),

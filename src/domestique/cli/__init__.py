@@ -13,13 +13,19 @@ import sys
 
 # name -> (module, one-line help). Order is the order of ``domestique --help``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("domestique.cli.demo", "run the firewall end to end on embedded defaults, no key, no network"),
+    "demo": (
+        "domestique.cli.demo",
+        "run the firewall end to end on embedded defaults, no key, no network",
+    ),
     "scan": ("domestique.cli.scan", "find secrets, personal data and customer records in text"),
     "check": ("domestique.cli.check", "judge a shell command before it runs"),
     "hook": ("domestique.hooks.entry", "answer an agent host's pre-execution hook (stdin JSON)"),
     "install": ("domestique.hooks.install", "install the hook into an agent host's settings"),
     "uninstall": ("domestique.hooks.install", "remove the hook from an agent host's settings"),
-    "doctor": ("domestique.hooks.doctor", "report, per agent host, whether the hook is installed and answering"),
+    "doctor": (
+        "domestique.hooks.doctor",
+        "report, per agent host, whether the hook is installed and answering",
+    ),
     "proxy": ("domestique.cli.proxy", "run the firewall: a local proxy to the model providers"),
     "audit": ("domestique.cli.audit", "verify, export or tail the audit log"),
     "report": ("domestique.cli.report", "what left, what was redacted or blocked, and why"),

@@ -1,12 +1,108 @@
-"""Reason codes of the command guard."""
+"""Reason codes of the command guard (``domestique check`` and the shell side of the hooks)."""
 
 from __future__ import annotations
 
 from domestique.reason_codes import ReasonCode
 
 REASON_CODES: tuple[ReasonCode, ...] = (
-    ReasonCode("cmd.pipe_to_shell", "Downloaded content is run by a shell or interpreter."),
-    ReasonCode("cmd.opaque_command", "The command name is not a literal once unfolded."),
-    ReasonCode("cmd.exfiltration", "Credentials or secrets are sent to the network."),
-    ReasonCode("cmd.destructive.rm_root", "A recursive delete of /, ~, $HOME or similar."),
+    ReasonCode(
+        "cmd.pipe_to_shell",
+        "Downloaded content is run by a shell or interpreter (piped, substituted or saved first).",
+    ),
+    ReasonCode("cmd.decode_exec", "Decoded or generated text is run by a shell or interpreter."),
+    ReasonCode(
+        "cmd.opaque_command",
+        "A command name is not a literal once unfolded ($cmd, $(...), brace expansion).",
+    ),
+    ReasonCode(
+        "cmd.exfiltration", "Credentials are read and the command line reaches the network."
+    ),
+    ReasonCode("cmd.secret_egress", "A secret written in the command line is sent to the network."),
+    ReasonCode(
+        "cmd.credential_read", "A credential file (SSH key, cloud credentials, ...) is read."
+    ),
+    ReasonCode("cmd.destructive.rm_root", "A recursive delete of /, ~, $HOME or a system root."),
+    ReasonCode(
+        "cmd.destructive.rm_outside", "A delete of files outside the project and temp folders."
+    ),
+    ReasonCode(
+        "cmd.destructive.rm_project", "A recursive delete of the whole project folder (., *, ..)."
+    ),
+    ReasonCode(
+        "cmd.destructive.rm_variable",
+        "A recursive delete whose target starts with an unknown variable (empty means /).",
+    ),
+    ReasonCode(
+        "cmd.destructive.find_delete", "find -delete or find -exec rm over /, ~ or a system path."
+    ),
+    ReasonCode(
+        "cmd.destructive.data",
+        "Deletes data in a service, bucket, database, backup or sync destination.",
+    ),
+    ReasonCode(
+        "cmd.destructive.git_discard",
+        "git discards uncommitted work or history (reset --hard, clean -f, stash drop, branch -D).",
+    ),
+    ReasonCode(
+        "cmd.destructive.shutdown", "Shuts down, reboots or halts the machine (or triggers sysrq)."
+    ),
+    ReasonCode("cmd.device_write", "A raw write to a disk device or a new file system (dd, mkfs)."),
+    ReasonCode("cmd.fork_bomb", "A fork bomb: a function or program that multiplies itself."),
+    ReasonCode("cmd.reverse_shell", "A shell wired to a network connection (reverse shell)."),
+    ReasonCode("cmd.bind_shell", "A shell served on a listening port (bind shell)."),
+    ReasonCode(
+        "cmd.persistence",
+        "Writes a start-up hook: crontab, shell rc files, authorized_keys, launch agents, units.",
+    ),
+    ReasonCode("cmd.privilege.setuid", "Sets the setuid/setgid bit or file capabilities."),
+    ReasonCode(
+        "cmd.privilege.permissions",
+        "Opens permissions or ownership of a system path (chmod -R 777 /, chown on /etc).",
+    ),
+    ReasonCode(
+        "cmd.privilege.container",
+        "A container gets the host's root or home folder, PID namespace or full privileges.",
+    ),
+    ReasonCode("cmd.privilege.kernel", "Loads a kernel module or extension (insmod, kextload)."),
+    ReasonCode(
+        "cmd.remote_access",
+        "Opens the machine to remote access: tunnels (code tunnel, ngrok), ssh -R, remote desktop.",
+    ),
+    ReasonCode("cmd.privilege.accounts", "Edits sudoers, users, groups or passwords."),
+    ReasonCode(
+        "cmd.security_disable", "Disables security tooling (SELinux, firewall, audit, Gatekeeper)."
+    ),
+    ReasonCode("cmd.history_wipe", "Wipes shell history or system logs."),
+    ReasonCode(
+        "cmd.git.force_push",
+        "git push rewrites or deletes a protected branch (--force, +ref, --mirror, --delete).",
+    ),
+    ReasonCode(
+        "cmd.git.config_exec",
+        "git configuration that runs a program (alias !, core.pager, core.fsmonitor, hooksPath).",
+    ),
+    ReasonCode(
+        "cmd.guard_tamper",
+        "Edits the agents' hook settings or Domestique's own policy, keys or audit store.",
+    ),
+    ReasonCode(
+        "cmd.interactive_shell",
+        "Starts an interactive shell (from a tool's escape or bare), whose input is unseen.",
+    ),
+    ReasonCode(
+        "cmd.shell_escape",
+        "A tool is told to start a shell (GTFOBins-style escape: exec=/bin/sh, :!sh, -TT 'sh').",
+    ),
+    ReasonCode(
+        "cmd.recon",
+        "Privilege-escalation or credential hunting (setuid/writable-file searches, key hunts).",
+    ),
+    ReasonCode(
+        "cmd.script_unread",
+        "A script that is run could not be read to judge it (too large, unreadable, nested).",
+    ),
+    ReasonCode(
+        "cmd.non_ascii_name",
+        "A command name with non-ASCII characters (homoglyphs, zero-width, bidi controls).",
+    ),
 )

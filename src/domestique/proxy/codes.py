@@ -5,6 +5,43 @@ from __future__ import annotations
 from domestique.reason_codes import ReasonCode
 
 REASON_CODES: tuple[ReasonCode, ...] = (
-    ReasonCode("proxy.unknown_route", "A method, route or upgrade the firewall does not scan."),
-    ReasonCode("proxy.unsupported_encoding", "A Content-Encoding the firewall cannot decode."),
+    ReasonCode(
+        "proxy.unknown_route",
+        "A method, route or upgrade the firewall does not scan; refused, never forwarded.",
+    ),
+    ReasonCode(
+        "proxy.unsupported_encoding",
+        "A Content-Encoding the firewall cannot decode; the body cannot be scanned.",
+    ),
+    ReasonCode("proxy.malformed_body", "The request body is not a well-formed JSON object."),
+    ReasonCode(
+        "proxy.truncated_body",
+        "The request body ended early (cut JSON, cut compressed stream, client gone).",
+    ),
+    ReasonCode("proxy.nesting_too_deep", "The request body nests deeper than the firewall scans."),
+    ReasonCode("proxy.body_too_large", "The request body is larger than the firewall's limit."),
+    ReasonCode(
+        "proxy.decompression_limit",
+        "The decompressed body would exceed the limit (a decompression bomb or a huge body).",
+    ),
+    ReasonCode(
+        "proxy.secret_in_signed_part",
+        "A finding inside a signed or opaque part (thinking, reasoning) that cannot be redacted.",
+    ),
+    ReasonCode(
+        "proxy.secret_in_path",
+        "A finding in the request path (a Gemini model name) that cannot be redacted.",
+    ),
+    ReasonCode(
+        "proxy.binary_unscanned",
+        "A binary part (image, PDF, audio, file) went unscanned: its content is not text.",
+    ),
+    ReasonCode(
+        "proxy.upstream_error",
+        "The configured upstream could not be reached or failed mid-answer.",
+    ),
+    ReasonCode(
+        "proxy.vault_unavailable",
+        "The local placeholder vault for previous_response_id could not be read.",
+    ),
 )

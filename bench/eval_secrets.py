@@ -1,0 +1,291 @@
+"""Evaluate the detection engine on public labelled secret corpora and on the stdlib.
+
+    .venv/bin/python bench/eval_secrets.py [--corpora DIR] [--no-detect-secrets] [--json OUT]
+
+For each corpus in ``../shared/corpora`` (read each README for its labels):
+
+* recall on positives: the share of positive items with at least one ``secret.*`` finding
+  (TruffleHog also: the share whose expected secret, where it is a substring of the input,
+  lies inside a finding's span);
+* where the labels allow it (detect-secrets keyword cases, SEDATED), the share of negatives
+  flagged: per-rule "negatives" of gitleaks / Nosey Parker / TruffleHog often still hold a
+  secret of another kind, so no false-positive figure is computed for them;
+* leaky-repo: per-file counts of flagged lines against the labelled "risk" line counts.
+
+False positives on real code nobody here wrote: ``secret.*`` findings per MB over the Python
+standard library's own source (test directories excluded); ``pii.*`` reported separately
+(the stdlib's author e-mail addresses are real e-mail addresses, not false positives).
+
+The same items are run through detect-secrets (its in-process API, default plugins) for a
+side-by-side recall. Corpora are evaluation data only: nothing here is copied into the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import sysconfig
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from domestique.detect import Scanner
+from domestique.detect.ruleset import builtin_rules
+from domestique.keys import Fingerprinter
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CORPORA = ROOT.parent / "shared" / "corpora"
+TUNED_ON = ("gitleaks-rule-fixtures", "sedated-battery", "detect-secrets-keyword-cases")
+HELD_OUT = ("noseyparker-rule-examples", "trufflehog-detector-tests", "leaky-repo")
+TEST_DIRS = {"test", "tests", "idle_test", "testing"}
+
+Detector = Callable[[str], list[tuple[int, int, str]]]
+
+
+def domestique_detector() -> Detector:
+    # Rules only, a random key: no known values or records from whoever runs this.
+    scanner = Scanner(builtin_rules(), Fingerprinter(os.urandom(32)))
+
+    def detect(text: str) -> list[tuple[int, int, str]]:
+        return [(f.start, f.end, f.code) for f in scanner.scan(text)]
+
+    return detect
+
+
+_KEEP: list[object] = []
+
+
+def detect_secrets_detector() -> Detector:
+    """detect-secrets, default plugins, scanning each text as ``scan_file`` scans a file."""
+    from detect_secrets.core.scan import _process_line_based_plugins
+    from detect_secrets.settings import default_settings
+
+    ctx = default_settings()
+    ctx.__enter__()
+    _KEEP.append(ctx)  # leaving the context (e.g. on garbage collection) unloads the plugins
+
+    def detect(text: str) -> list[tuple[int, int, str]]:
+        lines = text.split("\n")
+        starts = [0]
+        for line in lines[:-1]:
+            starts.append(starts[-1] + len(line) + 1)
+        out = []
+        for s in _process_line_based_plugins(list(enumerate(lines, start=1)), "snippet.txt"):
+            line = lines[s.line_number - 1]
+            base = starts[s.line_number - 1]
+            value = s.secret_value or ""
+            i = line.find(value) if value else -1
+            if i >= 0:
+                out.append((base + i, base + i + len(value), "secret." + s.type))
+            else:
+                out.append((base, base + len(line), "secret." + s.type))
+        return out
+
+    return detect
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def is_secret(code: str) -> bool:
+    return code.startswith("secret.")
+
+
+def recall(items: Iterable[str], detect: Detector) -> tuple[int, int]:
+    hit = total = 0
+    for text in items:
+        total += 1
+        hit += any(is_secret(c) for _, _, c in detect(text))
+    return hit, total
+
+
+def eval_simple(path: Path, detect: Detector, text_key: str = "text") -> dict[str, object]:
+    rows = read_jsonl(path)
+    pos = [str(r[text_key]) for r in rows if r["label"] == "positive"]
+    hit, total = recall(pos, detect)
+    return {"positives": total, "found": hit, "recall": round(hit / total, 4) if total else None}
+
+
+def eval_trufflehog(path: Path, detect: Detector) -> dict[str, object]:
+    rows = read_jsonl(path)
+    pos = [r for r in rows if r["label"] == "positive"]
+    hit = span_ok = span_total = 0
+    for r in pos:
+        text = str(r["text"])
+        found = [(s, e) for s, e, c in detect(text) if is_secret(c)]
+        hit += bool(found)
+        expected = [str(x) for x in r.get("expected", []) or []]  # type: ignore[union-attr]
+        if expected and all(x in text for x in expected):
+            span_total += 1
+            ok = True
+            for x in expected:
+                i = text.find(x)
+                if not any(s < i + len(x) and i < e for s, e in found):
+                    ok = False
+            span_ok += ok
+    return {
+        "positives": len(pos),
+        "found": hit,
+        "recall": round(hit / len(pos), 4),
+        "expected_value_in_span": round(span_ok / span_total, 4) if span_total else None,
+    }
+
+
+def eval_labelled_lines(path: Path, detect: Detector) -> dict[str, object]:
+    rows = read_jsonl(path)
+    pos = [str(r["text"]) for r in rows if r["label"] == "positive"]
+    neg = [str(r["text"]) for r in rows if r["label"] == "negative"]
+    hit, total = recall(pos, detect)
+    fp, ntotal = recall(neg, detect)
+    return {
+        "positives": total,
+        "found": hit,
+        "recall": round(hit / total, 4),
+        "negatives": ntotal,
+        "negatives_flagged": fp,
+        "negative_flag_rate": round(fp / ntotal, 4),
+        "precision": round(hit / (hit + fp), 4) if hit + fp else None,
+    }
+
+
+def eval_leaky(folder: Path, detect: Detector) -> dict[str, object]:
+    risk_total = found_capped = flagged_total = excess = 0
+    with (folder / "labels.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        stored = folder / row["stored_path"] if (folder / row["stored_path"]).exists() else None
+        if stored is None:
+            stored = folder / "files" / row["stored_path"]
+        if not stored.exists():
+            continue
+        text = stored.read_text(encoding="utf-8", errors="replace")
+        risk = int(row.get("num_risk_lines", 0) or 0)
+        info = int(row.get("num_informative_lines", 0) or 0)
+        lines = {text.count("\n", 0, s) for s, _, c in detect(text) if is_secret(c)}
+        risk_total += risk
+        flagged_total += len(lines)
+        found_capped += min(len(lines), risk)
+        excess += max(0, len(lines) - risk - info)
+    return {
+        "files": len(rows),
+        "risk_lines": risk_total,
+        "lines_flagged": flagged_total,
+        "recall_upper_bound": round(found_capped / risk_total, 4) if risk_total else None,
+        "flagged_beyond_labelled_lines": excess,
+    }
+
+
+def stdlib_files() -> list[Path]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    out = []
+    for p in sorted(stdlib.rglob("*.py")):
+        rel = p.relative_to(stdlib).parts
+        if "site-packages" in rel or TEST_DIRS & set(rel) or rel[-1].startswith("test_"):
+            continue
+        out.append(p)
+    return out
+
+
+def eval_stdlib(detect: Detector, show: int = 0) -> dict[str, object]:
+    total_bytes = 0
+    codes: Counter[str] = Counter()
+    examples: list[str] = []
+    t0 = time.perf_counter()
+    for p in stdlib_files():
+        raw = p.read_bytes()
+        total_bytes += len(raw)
+        text = raw.decode("utf-8", "replace")
+        for s, e, c in detect(text):
+            codes[c] += 1
+            if is_secret(c) and len(examples) < show:
+                examples.append(f"{p.name}: {c}: {text[max(0, s - 30) : e + 10]!r}")
+    mb = total_bytes / 1e6
+    secret = sum(n for c, n in codes.items() if is_secret(c))
+    pii = sum(n for c, n in codes.items() if c.startswith("pii."))
+    for ex in examples:
+        print("  ", ex, file=sys.stderr)
+    return {
+        "mb": round(mb, 2),
+        "seconds": round(time.perf_counter() - t0, 2),
+        "secret_findings": secret,
+        "secret_per_mb": round(secret / mb, 3),
+        "pii_findings": pii,
+        "pii_per_mb": round(pii / mb, 3),
+        "by_code": dict(codes.most_common()),
+    }
+
+
+def evaluate(corpora: Path, detect: Detector, show: int, stdlib: bool = True) -> dict[str, object]:
+    results: dict[str, object] = {
+        "gitleaks-rule-fixtures": eval_simple(
+            corpora / "gitleaks-rule-fixtures/fixtures.jsonl", detect
+        ),
+        "noseyparker-rule-examples": eval_simple(
+            corpora / "noseyparker-rule-examples/examples.jsonl", detect
+        ),
+        "trufflehog-detector-tests": eval_trufflehog(
+            corpora / "trufflehog-detector-tests/pattern_tests.jsonl", detect
+        ),
+        "detect-secrets-keyword-cases": eval_labelled_lines(
+            corpora / "detect-secrets-keyword-cases/keyword_cases.jsonl", detect
+        ),
+        "sedated-battery": eval_labelled_lines(corpora / "sedated-battery/battery.jsonl", detect),
+        "leaky-repo": eval_leaky(corpora / "leaky-repo", detect),
+    }
+    if stdlib:
+        results["stdlib"] = eval_stdlib(detect, show)
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    ap.add_argument("--no-detect-secrets", action="store_true")
+    ap.add_argument(
+        "--detect-secrets-stdlib",
+        action="store_true",
+        help="also run detect-secrets over the stdlib (slow: ~0.1 MB/s)",
+    )
+    ap.add_argument("--show-stdlib", type=int, default=0, help="print N stdlib findings")
+    ap.add_argument("--json", type=Path, help="write the full results here")
+    args = ap.parse_args()
+    results: dict[str, object] = {
+        "tuned_on": list(TUNED_ON),
+        "held_out": list(HELD_OUT),
+        "domestique": evaluate(args.corpora, domestique_detector(), args.show_stdlib),
+    }
+    if not args.no_detect_secrets:
+        results["detect-secrets"] = evaluate(
+            args.corpora, detect_secrets_detector(), 0, stdlib=args.detect_secrets_stdlib
+        )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    tools = [t for t in ("domestique", "detect-secrets") if t in results]
+    print("| corpus | figure | " + " | ".join(tools) + " |")
+    print("|---|---|" + "---|" * len(tools))
+    dom = results["domestique"]
+    assert isinstance(dom, dict)
+    for corpus, figures in dom.items():
+        for key in figures:
+            if key == "by_code":
+                continue
+            cells = []
+            for t in tools:
+                tool_res = results[t]
+                assert isinstance(tool_res, dict)
+                figures_t = tool_res.get(corpus)
+                cells.append(str(figures_t.get(key)) if isinstance(figures_t, dict) else "-")
+            tag = " (held out)" if corpus in HELD_OUT else ""
+            print(f"| {corpus}{tag} | {key} | " + " | ".join(cells) + " |")
+    for ctx in _KEEP:
+        ctx.__exit__(None, None, None)  # type: ignore[attr-defined]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

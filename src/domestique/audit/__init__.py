@@ -1,0 +1,87 @@
+"""The tamper-evident audit log: append decision records, verify the chain, read them back.
+
+``record_decision(record)`` is what every component calls after deciding: it appends the record
+or, when that fails, returns the decision turned into deny/block with ``audit.write_failed``
+(an unrecorded decision never allows). See :mod:`domestique.audit._store` for the chain and the
+checkpoint, :mod:`domestique.audit._verify` for what tampering is and is not detected.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from domestique.audit._store import (
+    DB_NAME,
+    GENESIS_HASH,
+    HEAD_NAME,
+    AuditStore,
+    AuditStoreError,
+    Checkpoint,
+    StoredRow,
+    chain_hash,
+)
+from domestique.boundary import record_or_deny
+from domestique.keys import domestique_home
+from domestique.records import Action, DecisionRecord
+
+if TYPE_CHECKING:  # imported on first use: the hook's append path never needs them
+    from domestique.audit._verify import VerifyResult, verify
+
+__all__ = [
+    "DB_NAME",
+    "GENESIS_HASH",
+    "HEAD_NAME",
+    "AuditStore",
+    "AuditStoreError",
+    "Checkpoint",
+    "StoredRow",
+    "VerifyResult",
+    "chain_hash",
+    "record_decision",
+    "store_for",
+    "verify",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("verify", "VerifyResult"):
+        from domestique.audit import _verify
+
+        return getattr(_verify, name)
+    raise AttributeError(f"module 'domestique.audit' has no attribute {name!r}")
+
+
+_STORES: dict[tuple[str, int], AuditStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def store_for(home: Path | None = None) -> AuditStore:
+    """The process's open store for ``home`` (opened once per process; reopened after fork)."""
+    resolved = home if home is not None else domestique_home()
+    key = (str(resolved), os.getpid())
+    store = _STORES.get(key)
+    if store is None:
+        with _STORES_LOCK:
+            store = _STORES.get(key)
+            if store is None:
+                store = AuditStore.open(resolved)
+                _STORES[key] = store
+    return store
+
+
+def record_decision(
+    record: DecisionRecord, *, home: Path | None = None, stop: Action = Action.DENY
+) -> DecisionRecord:
+    """Append ``record``; on any failure return it turned into ``stop`` + audit.write_failed.
+
+    The returned record is the decision to enforce. ``stop`` is deny for the guard and hooks,
+    block for the firewall.
+    """
+
+    def append(r: DecisionRecord) -> int:
+        return store_for(home).append(r)
+
+    return record_or_deny(append, record, stop=stop)

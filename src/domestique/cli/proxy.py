@@ -1,0 +1,65 @@
+"""``domestique proxy``: run the firewall, a local proxy to the model providers.
+
+    domestique proxy [--host 127.0.0.1] [--port 8788] [--upstream NAME=URL ...] [--policy FILE]
+
+NAME is anthropic, openai or gemini; the defaults are the public APIs. Point the tools at it
+(docs/agents.md): ``ANTHROPIC_BASE_URL=http://127.0.0.1:8788`` and so on. Several worker
+processes: ``DOMESTIQUE_PROXY_WORKERS=N`` (the firewall keeps no state between requests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="domestique proxy",
+        description="Run the firewall: a local proxy that scans, redacts and forwards requests "
+        "to the model providers with the developer's own key.",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    p.add_argument("--port", type=int, default=8788, help="port to listen on (8788)")
+    p.add_argument(
+        "--upstream",
+        action="append",
+        default=[],
+        metavar="NAME=URL",
+        help="upstream for anthropic | openai | gemini (repeatable; default: the public APIs)",
+    )
+    p.add_argument("--policy", type=Path, default=None, metavar="FILE", help="extra policy layer")
+    return p
+
+
+def run(argv: list[str]) -> int:
+    from domestique.proxy.server import UpstreamError, parse_upstreams, serve
+
+    args = _parser().parse_args(argv)
+    try:
+        upstreams = parse_upstreams(args.upstream)
+    except UpstreamError as exc:
+        sys.stderr.write(f"domestique proxy: {exc}\n")
+        return 2
+    if not 0 < args.port < 65536:
+        sys.stderr.write("domestique proxy: --port must be 1..65535\n")
+        return 2
+    try:
+        workers = max(1, int(os.environ.get("DOMESTIQUE_PROXY_WORKERS", "1")))
+    except ValueError:
+        sys.stderr.write("domestique proxy: DOMESTIQUE_PROXY_WORKERS must be a number\n")
+        return 2
+    sys.stderr.write(
+        f"domestique proxy: listening on http://{args.host}:{args.port}\n"
+        + "".join(f"  {p.value:<9} -> {u}\n" for p, u in upstreams.items())
+    )
+    try:
+        serve(args.host, args.port, upstreams, policy_file=args.policy, workers=workers)
+    except KeyboardInterrupt:
+        return 0
+    except OSError as exc:
+        sys.stderr.write(f"domestique proxy: cannot listen: {exc.strerror or exc}\n")
+        return 2
+    return 0

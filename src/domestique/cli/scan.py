@@ -1,0 +1,178 @@
+"""``domestique scan``: find secrets, personal data, known values and customer records in text.
+
+    domestique scan [--json | --jsonl] [--policy FILE] [PATH | -]
+
+Exit 0: nothing found; 1: findings; 2: error. An error never looks like "nothing found": an
+unreadable input, an invalid policy, a bad ``--jsonl`` line or a detector crash all exit 2.
+Output never contains a raw value: masked previews and keyed fingerprints only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from domestique.detect import Finding, Scanner
+    from domestique.policy import EffectivePolicy
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(message)
+
+
+def _parser() -> _Parser:
+    p = _Parser(
+        prog="domestique scan",
+        description="Find secrets, personal data and customer records in text.",
+        epilog="exit 0: nothing found, 1: findings, 2: error",
+    )
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help='one object: {"findings": [...]}')
+    fmt.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='input lines {"id", "text"}; one output line {"id", "findings"} each',
+    )
+    p.add_argument(
+        "--policy",
+        type=Path,
+        help="policy file: findings the policy allows (for the firewall) are not reported",
+    )
+    p.add_argument("path", nargs="?", default="-", help="file to scan, or - for stdin")
+    return p
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        target = Path(path)
+        if target.is_dir():
+            raise OSError(f"{path}: is a directory")
+        data = target.read_bytes()
+    # Invalid UTF-8 is kept as lone surrogates: offsets stay one per decoded character.
+    return data.decode("utf-8", "surrogateescape")
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def _filter(findings: list[Finding], policy: EffectivePolicy | None) -> list[Finding]:
+    if policy is None:
+        return findings
+    from domestique.policy import DecisionContext
+    from domestique.records import Action, Component
+
+    ctx = DecisionContext(component=Component.PROXY)
+    return [
+        f
+        for f in findings
+        if f.code.startswith("engine.") or policy.action_for(f.code, ctx) is not Action.ALLOW
+    ]
+
+
+def _printable(line: str) -> str:
+    """``line`` with lone surrogates (undecodable input bytes) shown as U+FFFD."""
+    return line.encode("utf-8", "replace").decode("utf-8")
+
+
+def _has_error(findings: Sequence[Finding]) -> bool:
+    return any(f.code.startswith("engine.") for f in findings)
+
+
+def _human(name: str, text: str, findings: Sequence[Finding]) -> None:
+    out = sys.stdout
+    for f in findings:
+        line, col = _line_col(text, f.start)
+        fp = f" {f.fingerprint}" if f.fingerprint else ""
+        out.write(_printable(f"{name}:{line}:{col}: {f.code} {f.preview}{fp}\n"))
+    n = len(findings)
+    sys.stderr.write(f"{n} finding{'s' if n != 1 else ''} in {name}\n")
+
+
+def _scan_jsonl(scanner: Scanner, raw: str, policy: EffectivePolicy | None) -> int:
+    status = EXIT_CLEAN
+    for number, line in enumerate(raw.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+                raise ValueError("expected an object with a string 'text'")
+        except ValueError as exc:
+            # Never echo the line: it may hold the very secret that failed to parse.
+            msg = type(exc).__name__ if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+            sys.stdout.write(
+                json.dumps({"id": None, "line": number, "error": f"bad input line: {msg}"}) + "\n"
+            )
+            status = EXIT_ERROR
+            continue
+        findings = _filter(scanner.scan(item["text"]), policy)
+        out = {"id": item.get("id"), "findings": [f.to_json() for f in findings]}
+        sys.stdout.write(json.dumps(out) + "\n")
+        if _has_error(findings):
+            status = EXIT_ERROR
+        elif findings and status == EXIT_CLEAN:
+            status = EXIT_FOUND
+    return status
+
+
+def run(argv: list[str]) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except _UsageError as exc:
+        sys.stderr.write(f"domestique scan: {exc}\n")
+        return EXIT_ERROR
+    try:
+        from domestique.detect import default_scanner
+
+        policy = None
+        if args.policy is not None:
+            from domestique.policy import load_policy
+
+            policy = load_policy(policy_file=args.policy, project_dir=Path.cwd())
+            if not policy.valid:
+                for err in policy.errors:
+                    sys.stderr.write(f"domestique scan: policy: {err}\n")
+                return EXIT_ERROR
+        text = _read(args.path)
+        scanner = default_scanner()
+        if args.jsonl:
+            return _scan_jsonl(scanner, text, policy)
+        findings = _filter(scanner.scan(text), policy)
+    except Exception as exc:  # noqa: BLE001 - any failure is exit 2, never "nothing found"
+        sys.stderr.write(f"domestique scan: error: {type(exc).__name__}: {_safe(exc)}\n")
+        return EXIT_ERROR
+    try:
+        if args.json:
+            sys.stdout.write(json.dumps({"findings": [f.to_json() for f in findings]}) + "\n")
+        else:
+            _human("<stdin>" if args.path == "-" else args.path, text, findings)
+    except Exception as exc:  # noqa: BLE001 - output failed: an error, never "nothing found"
+        sys.stderr.write(f"domestique scan: error: cannot write output ({type(exc).__name__})\n")
+        return EXIT_ERROR
+    if _has_error(findings):
+        return EXIT_ERROR
+    return EXIT_FOUND if findings else EXIT_CLEAN
+
+
+def _safe(exc: BaseException) -> str:
+    """An exception message only when it cannot carry scanned text (OS errors name files)."""
+    if isinstance(exc, OSError):
+        return f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+    return "see the exception type"

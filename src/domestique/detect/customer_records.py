@@ -1,0 +1,313 @@
+"""Customer records: exact-data-match against registered CSV rows, holding no raw cell value.
+
+``domestique records add customers.csv --columns email,name,account_id`` normalises each chosen
+cell (NFKC, case-folded, whitespace collapsed), keeps only its keyed fingerprint (HMAC under the
+per-install key) with the row and column it came from, and writes that index under
+``$DOMESTIQUE_HOME/records/<name>.json``. Scanning fingerprints candidate words and runs of
+capitalised words in the text the same way; values from two or more different fields of one row
+make every matched value a ``records.customer`` finding.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import time
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from domestique.keys import Fingerprinter, domestique_home, ensure_private_dir
+
+CODE = "records.customer"
+MIN_CELL_LENGTH = 3
+MAX_WORDS = 4
+MIN_FIELDS = 2
+FP_BYTES = 16  # the stored fingerprints: "hmac-sha256:" + 32 hex = the first 16 bytes
+# Runs of two or more capitalised words on one line (ASCII or Latin letters); linear: each
+# repetition must start with whitespace and a capital.
+_CAPITALISED_RUN = re.compile(r"\b[A-ZÀ-Þ][\w'\-]*(?:[ \t]+[A-ZÀ-Þ][\w'\-]*)+")
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# Word characters plus the punctuation that lives inside e-mails, ids and names.
+_KEEP = set("@.+-_'")
+_WS = re.compile(r"\s+")
+_DIGIT = re.compile(r"\d")
+
+
+class RecordsError(ValueError):
+    """A records file or CSV is unusable (missing column, bad name, damaged index)."""
+
+
+def normalise_cell(value: str) -> str:
+    """The form both the CSV cell and the scanned text are fingerprinted in."""
+    text = unicodedata.normalize("NFKC", value).casefold()
+    return _WS.sub(" ", text).strip().strip(".,;:")
+
+
+def records_dir(home: Path | None = None) -> Path:
+    return (home or domestique_home()) / "records"
+
+
+def _split_table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    for cp in range(128):
+        ch = chr(cp)
+        if not (ch.isalnum() or ch in _KEEP):
+            table[cp] = " "
+    return table
+
+
+_SPLIT = _split_table()
+_SPLIT_BYTES = bytes(ord(_SPLIT.get(i, chr(i))) for i in range(128)) + bytes(range(128, 256))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSetInfo:
+    name: str
+    columns: tuple[str, ...]
+    rows: int
+    cells: int
+    added: str
+
+
+def word_shape(word: str) -> str:
+    """The coarse shape of a one-word value: ``at`` (e-mail-like), ``digit``, ``alpha``, ``other``.
+
+    Stored per record set (which shapes its one-word cells have) so scanning skips words of
+    shapes no cell has; it says nothing about any value beyond that.
+    """
+    if word.isalpha():
+        return "alpha"
+    if "@" in word:
+        return "at"
+    return "digit" if _DIGIT.search(word) else "other"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordIndex:
+    """What is stored for a record set: fingerprints and the coarse shape of its cells."""
+
+    cells: dict[str, list[list[int]]]  # fingerprint -> [[row, column], ...]
+    max_words: int  # the most words in one cell (capped at MAX_WORDS)
+    shapes: tuple[str, ...]  # word_shape of every one-word cell, deduplicated
+
+
+def build_index(rows: Sequence[Sequence[str]], fingerprinter: Fingerprinter) -> RecordIndex:
+    """Fingerprint every cell of ``rows`` (normalised; cells under 3 characters skipped)."""
+    cells: dict[str, list[list[int]]] = {}
+    max_words = 1
+    shapes: set[str] = set()
+    for r, row in enumerate(rows):
+        for c, raw in enumerate(row):
+            value = normalise_cell(raw)
+            if len(value) < MIN_CELL_LENGTH:
+                continue
+            words = value.count(" ") + 1
+            max_words = max(max_words, min(MAX_WORDS, words))
+            if words == 1:
+                shapes.add(word_shape(value))
+            cells.setdefault(fingerprinter.fingerprint(value), []).append([r, c])
+    return RecordIndex(cells, max_words, tuple(sorted(shapes)))
+
+
+def add_records(
+    csv_path: Path,
+    columns: Sequence[str],
+    fingerprinter: Fingerprinter,
+    *,
+    name: str | None = None,
+    home: Path | None = None,
+) -> RecordSetInfo:
+    """Index the chosen ``columns`` of ``csv_path`` and store the index (fingerprints only)."""
+    set_name = name or csv_path.stem
+    if not _NAME_RE.match(set_name):
+        raise RecordsError(f"record set name {set_name!r}: use letters, digits, '.', '_', '-'")
+    if len(columns) < 1:
+        raise RecordsError("give at least one column")
+    with csv_path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if header is None:
+            raise RecordsError(f"{csv_path}: empty CSV")
+        lookup = {h.strip().casefold(): i for i, h in enumerate(header)}
+        missing = [c for c in columns if c.strip().casefold() not in lookup]
+        if missing:
+            raise RecordsError(f"{csv_path}: no column(s) {', '.join(missing)} in the header")
+        idx = [lookup[c.strip().casefold()] for c in columns]
+        rows = [[row[i] if i < len(row) else "" for i in idx] for row in reader]
+    index = build_index(rows, fingerprinter)
+    added = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    doc = {
+        "version": 1,
+        "name": set_name,
+        "columns": list(columns),
+        "rows": len(rows),
+        "max_words": index.max_words,
+        "shapes": list(index.shapes),
+        "added": added,
+        "cells": index.cells,
+    }
+    directory = ensure_private_dir(records_dir(home))
+    target = directory / f"{set_name}.json"
+    tmp = directory / f".{set_name}.json.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, separators=(",", ":"), sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+    cell_count = sum(map(len, index.cells.values()))
+    return RecordSetInfo(set_name, tuple(columns), len(rows), cell_count, added)
+
+
+def _load(path: Path) -> dict[str, object]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise RecordsError(f"{path.name}: unreadable record index ({type(exc).__name__})") from None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("version") != 1
+        or not isinstance(doc.get("cells"), dict)
+    ):
+        raise RecordsError(f"{path.name}: not a version 1 record index")
+    return doc
+
+
+def list_records(home: Path | None = None) -> list[RecordSetInfo]:
+    out = []
+    directory = records_dir(home)
+    if not directory.is_dir():
+        return []
+    for path in sorted(directory.glob("*.json")):
+        doc = _load(path)
+        cells = doc["cells"]
+        assert isinstance(cells, dict)
+        out.append(
+            RecordSetInfo(
+                str(doc.get("name", path.stem)),
+                tuple(str(c) for c in doc.get("columns", []) or []),  # type: ignore[attr-defined]
+                int(doc.get("rows", 0)),  # type: ignore[call-overload]
+                sum(len(v) for v in cells.values()),
+                str(doc.get("added", "")),
+            )
+        )
+    return out
+
+
+def remove_records(name: str, home: Path | None = None) -> bool:
+    """Delete the record set ``name``; False when there is none by that name."""
+    if not _NAME_RE.match(name):
+        return False
+    path = records_dir(home) / f"{name}.json"
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        return False
+    return True
+
+
+class CustomerRecords:
+    """The exact-data-match detector over every record set registered under ``home``."""
+
+    code = CODE
+    priority = 90
+
+    def __init__(self, fingerprinter: Fingerprinter, sets: Sequence[dict[str, object]]) -> None:
+        self._fp = fingerprinter
+        # fingerprint bytes -> ((set number, row, column), ...)
+        self._cells: dict[bytes, tuple[tuple[int, int, int], ...]] = {}
+        self._max_words = 1
+        self._shapes: set[str] = set()
+        for n, doc in enumerate(sets):
+            cells = doc["cells"]
+            assert isinstance(cells, dict)
+            for fp, places in cells.items():
+                key = bytes.fromhex(str(fp).removeprefix("hmac-sha256:"))[:FP_BYTES]
+                prev = self._cells.get(key, ())
+                self._cells[key] = prev + tuple((n, int(r), int(c)) for r, c in places)
+            mw = doc.get("max_words", 1)
+            self._max_words = max(self._max_words, int(mw) if isinstance(mw, int) else 1)
+            shapes = doc.get("shapes")
+            if isinstance(shapes, list):
+                self._shapes.update(str(x) for x in shapes)
+            else:  # an index without shapes: every word is a candidate
+                self._shapes.update(("at", "digit", "alpha", "other"))
+        self.size = len(self._cells)
+
+    @classmethod
+    def load(cls, fingerprinter: Fingerprinter, home: Path | None = None) -> CustomerRecords:
+        """Every record set under ``home``; raises :class:`RecordsError` on a damaged index."""
+        directory = records_dir(home)
+        paths = sorted(directory.glob("*.json")) if directory.is_dir() else []
+        return cls(fingerprinter, [_load(p) for p in paths])
+
+    def _candidates(self, text: str) -> dict[str, set[str]]:
+        """normalised candidate -> the surface forms it was seen as (words joined by NUL)."""
+        out: dict[str, set[str]] = {}
+        if text.isascii():  # bytes.translate is an order of magnitude faster than str.translate
+            uniq = {
+                b.decode("ascii") for b in set(text.encode("ascii").translate(_SPLIT_BYTES).split())
+            }
+        else:
+            uniq = set(text.split())
+        for w in uniq:
+            surface = w.strip(".,;:'-_+")
+            if len(surface) < MIN_CELL_LENGTH or word_shape(surface) not in self._shapes:
+                continue
+            # ASCII needs no NFKC and has no inner whitespace: lower() is the normal form.
+            norm = surface.lower() if surface.isascii() else normalise_cell(surface)
+            out.setdefault(norm, set()).add(surface)
+        if self._max_words > 1:
+            # Multi-word cells (names): runs of capitalised words, as names are written in text.
+            for m in _CAPITALISED_RUN.finditer(text):
+                run = [p.strip(".,;:") for p in m.group().split()]
+                for i in range(len(run)):
+                    for k in range(2, min(self._max_words, len(run) - i) + 1):
+                        phrase = run[i : i + k]
+                        joined = " ".join(phrase)
+                        norm = joined.lower() if joined.isascii() else normalise_cell(joined)
+                        out.setdefault(norm, set()).add("\u0000".join(phrase))
+        return out
+
+    def find(self, text: str) -> Iterator[tuple[int, int, str]]:
+        if not self._cells or not text:
+            return
+        matched: dict[tuple[int, int], set[int]] = {}  # (set, row) -> columns
+        where: dict[tuple[int, int], list[set[str]]] = {}
+        for norm, surfaces in self._candidates(text).items():
+            places = self._cells.get(self._fp.digest(norm)[:FP_BYTES])
+            if not places:
+                continue
+            for n, r, c in places:
+                matched.setdefault((n, r), set()).add(c)
+                where.setdefault((n, r), []).append(surfaces)
+        spans: set[tuple[int, int]] = set()
+        for key, cols in matched.items():
+            if len(cols) < MIN_FIELDS:
+                continue
+            for surfaces in where[key]:
+                for surface in surfaces:
+                    spans.update(_locate(text, surface))
+        for s, e in sorted(spans):
+            yield s, e, text[s:e]
+
+
+def _locate(text: str, surface: str) -> Iterator[tuple[int, int]]:
+    """Every occurrence of ``surface`` (words joined by NUL: any whitespace between them)."""
+    if "\u0000" not in surface:
+        start = text.find(surface)
+        while start >= 0:
+            end = start + len(surface)
+            before = text[start - 1] if start else " "
+            after = text[end] if end < len(text) else " "
+            if not (before.isalnum() or after.isalnum()):
+                yield start, end
+            start = text.find(surface, start + 1)
+        return
+    pattern = r"\s+".join(re.escape(w) for w in surface.split("\u0000"))
+    for m in re.finditer(rf"(?<!\w){pattern}(?!\w)", text):
+        yield m.span()

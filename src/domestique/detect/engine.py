@@ -1,0 +1,488 @@
+"""The scanner: keyword prefilter, RE2 confirmation in windows, validators, merging.
+
+One keyword pass finds every rule keyword in the lower-cased text: pyahocorasick's automaton
+reports each (overlapping) occurrence, over the whole text when it is small and otherwise over
+the regions where RE2's DFA, run over the alternation of all keywords, found one (several times
+faster than walking the automaton over megabytes). Only rules with a hit run, each its RE2
+regex in merged windows around its hits; the few rules without keywords (card, phone, IBAN,
+SSN) run in windows around runs of digits. RE2 is linear-time, so no input can make a regex
+backtrack. Everything is compiled once, when the :class:`Scanner` is built.
+
+Evasions are undone in views of the text (see :mod:`domestique.detect.views`); every finding
+is mapped back to its span in the original. Overlapping findings merge into one, named by the
+most specific rule (highest priority, then longest).
+
+``Scanner.scan`` never raises. A detector that crashes yields an ``engine.detector_error``
+finding over the whole text, so a bug can never make text look clean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import ahocorasick
+import re2
+
+from domestique.detect.finding import Finding
+from domestique.detect.re2opts import RE2_OPTIONS, found, iter_spans
+from domestique.detect.ruleset import Rule
+from domestique.detect.validators import VALIDATORS, shannon_entropy
+from domestique.detect.views import (
+    View,
+    ascii_shadow,
+    concat_view,
+    decoded_views,
+    fold_view,
+    unescape_view,
+)
+from domestique.keys import Fingerprinter, mask_preview
+
+DETECTOR_ERROR = "engine.detector_error"
+MAX_WINDOW_GROWTH = 64 * 1024
+MASK_CHAR = "\x00"  # stands in for a found value on a re-scan: a boundary, never a secret
+MASK_ROUNDS = 2
+RESCAN_MARGIN = 512
+# Below this size the automaton runs over the whole text: cheaper than locating keyword regions
+# first when keywords are dense, and a few milliseconds at most when they are not.
+WHOLE_TEXT_AC = 128 * 1024
+
+# Values that stand for a secret rather than being one (generic rules only): template
+# variables (${VAR}, {{ var }}, #{var}, {var}, %%VAR%%, %(var)s, <your-token>), placeholder words,
+# environment-variable names (DB_PASSWORD), paths.
+_PLACEHOLDER_RE = re2.compile(
+    r"(?i)(?:example|sample|your[_\- ]?|changeme|change[_\-]me|placeholder|dummy|redacted|"
+    r"variable|fake|xxxx|\*\*\*|\.\.\.|…|insert[_\- ]|replace[_\- ]?me|\btodo\b|fixme|"
+    r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|"
+    r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
+    r"<[A-Za-z_][A-Za-z0-9_ \-]*>|^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
+    r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
+    r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
+    r"baz|qux|pass|passwd|pwd|pw|user|username|login)$)"
+)
+_ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
+# Values that are code referring to a secret, not the secret (env lookups, calls, attributes).
+_CODE_REF_RE = re2.compile(
+    r"^(?:\$|%[A-Za-z_]|@|os\.|process\.env|env\.|ENV\[|getenv|System\.getenv|config\.|"
+    r"settings\.|self\.|this\.|cls\.|args\.|kwargs|request\.|params\.|options\.|opts\.|"
+    r"secrets\.|vault:|ssm:|arn:aws:secretsmanager|keyring\.)|"
+    r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
+)
+_RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")
+_CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*\s*[(\[]")
+# A whole value that is one variable reference: $name, ${...}, $(...), %NAME%, @name, os.environ.
+_VAR_REF_RE = re2.compile(
+    r"^(?:\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))|%[A-Za-z_][A-Za-z0-9_]*%?|"
+    r"@[A-Za-z_][A-Za-z0-9_.]*)$|^(?:os\.|process\.env|ENV\[|getenv)"
+)
+
+
+# Rules without keywords (card numbers, phone numbers, IBANs, SSNs) are about digits: they run
+# in windows around runs of 8+ digit-ish characters, found by one RE2 pass.
+_DIGIT_RUN_RE = re2.compile(r"\d[\d \-.()/]{6,}\d", RE2_OPTIONS)
+
+
+def digit_runs(shadow: bytes) -> list[tuple[int, int]]:
+    """Spans of runs of digits (with the separators numbers are written with), 8+ chars."""
+    return [spans[0] for spans in iter_spans(_DIGIT_RUN_RE, shadow)]
+
+
+def _merge_windows(ends: list[int], before: int, after: int, n: int) -> list[list[int]]:
+    """Windows ``[end - before, end + after]`` around keyword hits, merged where they touch.
+
+    When hits are dense enough that the windows would cover the text anyway, one window over the
+    whole text is returned without walking them (the keyword-dense worst case).
+    """
+    if len(ends) * (before + after) >= n:
+        return [[0, n]]
+    ends.sort()
+    windows: list[list[int]] = []
+    for e in ends:
+        a = e - before if e > before else 0
+        b = e + after
+        if windows and a <= windows[-1][1]:
+            windows[-1][1] = b
+        else:
+            windows.append([a, b])
+    if windows and windows[-1][1] > n:  # only the last window can pass the end
+        windows[-1][1] = n
+    return windows
+
+
+def _merge_spans(spans: list[tuple[int, int]], before: int, after: int, n: int) -> list[list[int]]:
+    """Windows around sorted, non-overlapping spans, merged where they touch."""
+    windows: list[list[int]] = []
+    for s, e in spans:
+        a, b = max(0, s - before), min(n, e + after)
+        if windows and a <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], b)
+        else:
+            windows.append([a, b])
+    return windows
+
+
+def _group_spans(regex: re2._Regexp, chunk: str) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Group spans of every match in ``chunk``, in character offsets."""
+    if chunk.isascii():
+        yield from iter_spans(regex, chunk.encode("ascii"))
+        return
+    for m in regex.finditer(chunk):
+        yield tuple(m.span(g) for g in range(regex.groups + 1))
+
+
+class TextDetector(Protocol):
+    """A detector beyond the rules (known values, customer records): spans in ``text``."""
+
+    code: str
+    priority: int
+
+    def find(self, text: str) -> Iterable[tuple[int, int, str]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    code: str
+    priority: int
+    start: int
+    end: int
+    value: str
+
+
+def looks_like_placeholder(value: str) -> bool:
+    """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths."""
+    bare = value.rstrip(":;,.")
+    return bool(found(_PLACEHOLDER_RE, value) or found(_ENV_NAME_RE, bare) or found(_PATH_RE, bare))
+
+
+def looks_like_code_reference(value: str, quoted: bool) -> bool:
+    """True when an assigned value is code that refers to a secret rather than the secret.
+
+    ``$VAR``, ``os.environ[...]``, ``getenv(...)``, ``self.password``, ``get_token()`` are
+    references. An unquoted bare identifier is one too when it reads like a name
+    (``new_password``, ``reenterPassword``); ``h7Kq2Lm9xP`` does not, and a quoted literal
+    (``"Admin"``) is kept.
+    """
+    # "if token == current_token:" ends in the statement's colon; "f(pwd=pwd)" in a paren.
+    value = value.rstrip(":;,)]}")
+    if found(_VAR_REF_RE, value):
+        return True
+    if not quoted and found(_CALL_RE, value):
+        return True
+    if not found(_CODE_REF_RE, value):
+        return False
+    if "(" in value or "[" in value:
+        return True
+    if "." in value:
+        # self.password is code; s.ZC9Ecf4M5g9o34Q6RkzGsj0z (a Vault token) is not.
+        return not any(len(p) >= 12 and _RANDOM_PART.search(p) for p in value.split("."))
+    if quoted:
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    return not has_digit or (value.islower() and "_" in value)
+
+
+class _CompiledRule:
+    __slots__ = ("allow", "deny", "regex", "rule", "validators")
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self.regex = re2.compile(rule.regex, RE2_OPTIONS)
+        self.allow = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.allow_patterns)
+        self.deny = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.deny_context)
+        self.validators = tuple(VALIDATORS[v] for v in rule.validators)
+
+
+class Scanner:
+    """Finds secrets, personal data, known values and customer records in text.
+
+    Build one per process (see :func:`domestique.detect.default_scanner`) and call
+    :meth:`scan` from any thread: a scanner holds no per-scan state.
+    """
+
+    def __init__(
+        self,
+        rules: Sequence[Rule],
+        fingerprinter: Fingerprinter,
+        detectors: Sequence[TextDetector] = (),
+        decode_depth: int = 2,
+    ) -> None:
+        self._rules = tuple(_CompiledRule(r) for r in rules)
+        self._fp = fingerprinter
+        self._detectors = tuple(detectors)
+        self._decode_depth = decode_depth
+        self._keywordless = tuple(i for i, r in enumerate(rules) if not r.keywords)
+        kw_map: dict[str, list[int]] = {}
+        self._kw_rules: list[tuple[int, ...]] = []  # keyword id -> rules that use it
+        self._kw_max = [max((len(k) for k in r.keywords), default=0) for r in rules]
+        for i, r in enumerate(rules):
+            for kw in r.keywords:
+                kw_map.setdefault(kw, []).append(i)
+        self._automaton: ahocorasick.Automaton | None = None
+        self._keyword_scan: re2._Regexp | None = None
+        self._max_keyword = max((len(k) for k in kw_map), default=0)
+        if kw_map:
+            alternatives = sorted(kw_map, key=len, reverse=True)
+            self._keyword_scan = re2.compile(
+                "|".join(re2.escape(k) for k in alternatives), RE2_OPTIONS
+            )
+            auto = ahocorasick.Automaton()
+            for kid, (kw, idxs) in enumerate(kw_map.items()):
+                auto.add_word(kw, kid)
+                self._kw_rules.append(tuple(idxs))
+            auto.make_automaton()
+            self._automaton = auto
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(c.rule for c in self._rules)
+
+    def scan(self, text: str) -> list[Finding]:
+        """Every finding in ``text``, merged, sorted by start. Never raises."""
+        try:
+            if not isinstance(text, str):
+                raise TypeError("Scanner.scan takes str")
+            hits, failed = self._collect(text)
+            hits = self._rescan_masked(text, hits, failed)
+            findings = self._merge(hits)
+        except Exception as exc:  # noqa: BLE001 - a crash must read as "unsafe", not "clean"
+            n = len(text) if isinstance(text, str) else 0
+            return [self._error_finding(n, f"scanner:{type(exc).__name__}")]
+        if failed:  # first: it covers the whole text, and findings are sorted by start
+            findings.insert(0, self._error_finding(len(text), ",".join(sorted(failed))))
+        return findings
+
+    def _error_finding(self, n: int, what: str) -> Finding:
+        # The preview names what failed, never the text; there is no single value to fingerprint.
+        return Finding(DETECTOR_ERROR, 0, n, "", f"detector failed: {what}")
+
+    def _rescan_masked(self, text: str, hits: list[_Hit], failed: set[str]) -> list[_Hit]:
+        """Scan again around findings with them masked out, until nothing new (2 rounds at most).
+
+        A value glued to a finding (``<email>AKIA…``) has no boundary the first time; once the
+        finding is masked it has one, exactly as after redaction. Only the neighbourhood of each
+        finding is scanned again, so text with few findings pays little.
+        """
+        for _ in range(MASK_ROUNDS):
+            if not hits:
+                return hits
+            covered = sorted((h.start, h.end) for h in hits)
+            regions: list[list[int]] = []
+            for start, end in covered:
+                a, b = max(0, start - RESCAN_MARGIN), min(len(text), end + RESCAN_MARGIN)
+                if regions and a <= regions[-1][1]:
+                    regions[-1][1] = max(regions[-1][1], b)
+                else:
+                    regions.append([a, b])
+            new: list[_Hit] = []
+            for a, b in regions:
+                pieces: list[str] = []
+                pos = a
+                for start, end in covered:
+                    if end <= pos or start >= b:
+                        continue
+                    s = max(start, pos)
+                    e = min(end, b)
+                    pieces += (text[pos:s], MASK_CHAR * (e - s))
+                    pos = e
+                pieces.append(text[pos:b])
+                again, more_failed = self._collect("".join(pieces))
+                failed |= more_failed
+                for h in again:
+                    hs, he = h.start + a, h.end + a
+                    if MASK_CHAR in h.value or any(s <= hs and he <= e for s, e in covered):
+                        continue
+                    new.append(_Hit(h.code, h.priority, hs, he, h.value))
+            if not new:
+                return hits
+            hits = hits + new
+        return hits
+
+    def _collect(self, text: str) -> tuple[list[_Hit], set[str]]:
+        root = View(text)
+        base = fold_view(root) or root
+        queue = [base]
+        for derived in (unescape_view(base), concat_view(base)):
+            if derived is not None:
+                queue.append(derived)
+        hits: list[_Hit] = []
+        failed: set[str] = set()
+        while queue:
+            view = queue.pop()
+            for code, prio, s, e, value in self._scan_view(view.text, failed):
+                os_, oe = view.to_original(s, e)
+                hits.append(_Hit(code, prio, os_, oe, value))
+            if view.depth < self._decode_depth:
+                queue.extend(decoded_views(view, self._decode_depth))
+        return hits, failed
+
+    def _scan_view(self, text: str, failed: set[str]) -> Iterable[tuple[str, int, int, int, str]]:
+        out: list[tuple[str, int, int, int, str]] = []
+        n = len(text)
+        windows: dict[int, list[list[int]]] = {}
+        shadow = ascii_shadow(text)
+        if self._automaton is not None and n:
+            # Keywords are ASCII: lower-casing the ASCII shadow keeps every offset.
+            lower = shadow.lower()
+            regions = [(0, n)] if n <= WHOLE_TEXT_AC else self._keyword_regions(lower)
+            pairs: list[tuple[int, int]] = []  # (offset just past a keyword, keyword id)
+            for a, b in regions:
+                # A slice: pyahocorasick converts the whole argument on every call.
+                for end, kid in self._automaton.iter(lower[a:b].decode("ascii")):
+                    pairs.append((a + end + 1, kid))
+            if pairs:
+                windows.update(self._keyword_windows(pairs, n))
+        if self._keywordless and n:
+            runs = digit_runs(shadow)
+            if runs:
+                for i in self._keywordless:
+                    rule = self._rules[i].rule
+                    windows[i] = _merge_spans(runs, rule.window_before, rule.window_after, n)
+        for i, rule_windows in windows.items():
+            crule = self._rules[i]
+            try:
+                out.extend(self._confirm(crule, text, rule_windows))
+            except Exception:  # noqa: BLE001 - recorded as engine.detector_error
+                failed.add(crule.rule.id)
+        for det in self._detectors:
+            try:
+                out.extend((det.code, det.priority, s, e, v) for s, e, v in det.find(text))
+            except Exception:  # noqa: BLE001 - recorded as engine.detector_error
+                failed.add(det.code)
+        return out
+
+    def _keyword_windows(self, pairs: list[tuple[int, int]], n: int) -> dict[int, list[list[int]]]:
+        """Per rule, the windows around its keywords' occurrences (see ``_merge_windows``)."""
+        ends: dict[int, list[int]] = {}  # keyword id -> offsets just past each occurrence
+        for end, kid in pairs:
+            ends.setdefault(kid, []).append(end)
+        rule_ends: dict[int, list[int]] = {}
+        for kid, offsets in ends.items():
+            for i in self._kw_rules[kid]:
+                rule_ends.setdefault(i, []).extend(offsets)
+        out: dict[int, list[list[int]]] = {}
+        for i, offsets in rule_ends.items():
+            rule = self._rules[i].rule
+            before = rule.window_before + self._kw_max[i]
+            out[i] = _merge_windows(offsets, before, rule.window_after, n)
+        return out
+
+    def _keyword_regions(self, lower: bytes) -> list[tuple[int, int]]:
+        """Regions of ``lower`` that hold every keyword occurrence, for the Aho–Corasick pass.
+
+        RE2's DFA over the alternation of all keywords finds the leftmost keyword at each step
+        several times faster than walking the automaton over the whole text; every keyword that
+        starts inside a match (overlaps included) lies within ``max_keyword`` chars of the
+        match's start, so the automaton run over these regions sees every occurrence.
+        """
+        assert self._keyword_scan is not None
+        regions: list[tuple[int, int]] = []
+        n = len(lower)
+        reach = 2 * self._max_keyword
+        for spans in iter_spans(self._keyword_scan, lower):
+            a = spans[0][0]
+            b = min(n, a + reach)
+            if regions and a <= regions[-1][1]:
+                regions[-1] = (regions[-1][0], max(b, regions[-1][1]))
+            else:
+                regions.append((a, b))
+        return regions
+
+    def _confirm(
+        self, crule: _CompiledRule, text: str, windows: list[list[int]]
+    ) -> list[tuple[str, int, int, int, str]]:
+        rule = crule.rule
+        out: list[tuple[str, int, int, int, str]] = []
+        seen: set[tuple[int, int]] = set()
+        verdicts: dict[tuple[str, str, bool], bool] = {}  # repeated lines are judged once
+        for a, b in windows:
+            for s, e, value, whole, quoted in self._matches(crule, text, a, b):
+                if (s, e) in seen:
+                    continue
+                key = (value, whole, quoted)
+                ok = verdicts.get(key)
+                if ok is None:
+                    ok = verdicts[key] = self._accept(crule, value, whole, quoted)
+                if not ok:
+                    continue
+                seen.add((s, e))
+                out.append((rule.id, rule.priority, s, e, value))
+        return out
+
+    def _matches(
+        self, crule: _CompiledRule, text: str, a: int, b: int
+    ) -> list[tuple[int, int, str, str, bool]]:
+        n = len(text)
+        while True:
+            chunk = text[a:b]
+            found: list[tuple[int, int, str, str, bool]] = []
+            grow_left = grow_right = False
+            for spans in _group_spans(crule.regex, chunk):
+                ms, me = spans[0]
+                if me == len(chunk) and b < n:
+                    grow_right = True
+                if ms == 0 and a > 0:
+                    grow_left = True
+                s, e = ms, me
+                for gs, ge in spans[1:]:
+                    if gs >= 0:
+                        s, e = gs, ge
+                        break
+                # After a quote or an XML tag's ">", a value is a literal, not code.
+                quoted = s > 0 and chunk[s - 1] in "\"'`>"
+                found.append((a + s, a + e, chunk[s:e], chunk[ms:me], quoted))
+            if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
+                step = max(256, b - a)
+                if grow_left:
+                    a = max(0, a - step)
+                if grow_right:
+                    b = min(n, b + step)
+                continue
+            return found
+
+    def _accept(self, crule: _CompiledRule, value: str, whole: str, quoted: bool) -> bool:
+        rule = crule.rule
+        if len(value) < rule.min_length or value in rule.allow_values:
+            return False
+        if rule.entropy is not None and shannon_entropy(value) < rule.entropy:
+            return False
+        if any(found(p, value) for p in crule.allow):
+            return False
+        if any(found(p, whole) for p in crule.deny):
+            return False
+        if rule.placeholder_filter and looks_like_placeholder(value):
+            return False
+        if rule.reference_filter and looks_like_code_reference(value, quoted):
+            return False
+        return all(v(value) for v in crule.validators)
+
+    def _merge(self, hits: list[_Hit]) -> list[Finding]:
+        hits = sorted((h for h in hits if h.end > h.start), key=lambda h: (h.start, -h.end))
+        findings: list[Finding] = []
+        cluster: list[_Hit] = []
+        cluster_end = -1
+
+        def flush() -> None:
+            if not cluster:
+                return
+            best = max(cluster, key=lambda h: (h.priority, h.end - h.start))
+            start = min(h.start for h in cluster)
+            findings.append(
+                Finding(
+                    best.code,
+                    start,
+                    cluster_end,
+                    self._fp.fingerprint(best.value),
+                    mask_preview(best.value),
+                )
+            )
+            cluster.clear()
+
+        for h in hits:
+            if cluster and h.start >= cluster_end:
+                flush()
+            cluster.append(h)
+            cluster_end = max(cluster_end, h.end) if len(cluster) > 1 else h.end
+        flush()
+        return findings

@@ -1,0 +1,60 @@
+"""RE2 options shared by every compiled pattern, and a lean match loop over bytes.
+
+Patterns are quiet and get a memory budget large enough for the widest rule. RE2 never
+backtracks, so no input can make matching super-linear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import re2
+
+RE2_OPTIONS = re2.Options()
+RE2_OPTIONS.log_errors = False
+RE2_OPTIONS.max_mem = 64 << 20
+
+_NULL = (-1, -1)
+try:  # the wrapper's own loop costs ~5 µs per match in Python; call the C++ Match directly
+    _UNANCHORED = re2._Anchor.UNANCHORED
+    _FAST = True
+except AttributeError:  # pragma: no cover - another google-re2 layout: use the public API
+    _FAST = False
+
+
+def iter_spans(regex: re2._Regexp, data: bytes) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Every non-overlapping match of ``regex`` in ``data``: the spans of all groups, as
+    ``((start, end), (g1_start, g1_end), ...)``; ``(-1, -1)`` for a group that did not take
+    part. Offsets are byte offsets (character offsets for ASCII data)."""
+    if not _FAST:
+        for m in regex.finditer(data):
+            yield tuple(m.span(g) for g in range(regex.groups + 1))
+        return
+    match = regex._regexp.Match
+    pos, end = 0, len(data)
+    while pos <= end:
+        spans = match(_UNANCHORED, data, pos, end)
+        if spans[0] == _NULL:
+            return
+        yield tuple(spans)
+        pos = spans[0][1] if spans[0][1] > spans[0][0] else spans[0][1] + 1
+
+
+def found(regex: re2._Regexp, text: str) -> bool:
+    """``regex.search(text) is not None``, without the wrapper's per-call overhead for ASCII."""
+    if _FAST and text.isascii():
+        data = text.encode("ascii")
+        spans = regex._regexp.Match(_UNANCHORED, data, 0, len(data))
+        return bool(spans[0] != _NULL)
+    return regex.search(text) is not None
+
+
+def search_from(regex: re2._Regexp, data: bytes, pos: int) -> tuple[int, int] | None:
+    """The span of the first match of ``regex`` in ``data`` at or after ``pos``, or None."""
+    if pos > len(data):
+        return None
+    if not _FAST:
+        m = regex.search(data, pos)
+        return None if m is None else m.span()
+    spans = regex._regexp.Match(_UNANCHORED, data, pos, len(data))
+    return None if spans[0] == _NULL else (int(spans[0][0]), int(spans[0][1]))

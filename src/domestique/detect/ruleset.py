@@ -1,0 +1,163 @@
+"""Detection rules as data: loaded from the TOML files in ``rules/``, checked, compiled once.
+
+A rule names its reason code (``id``), the keywords that make it worth running, the RE2 regex
+that confirms it (the first capture group that took part in the match is the secret;
+without groups, the whole match), and the filters that keep
+look-alikes out: minimum entropy, validators, allowlisted values and contexts, the generic
+placeholder filter and the
+code-reference filter (``os.environ[...]``, ``self.token``). Every rule carries ``examples`` it
+must find and ``counter_examples`` it must
+not; the test suite runs them for every rule, and a rule without examples fails that test.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import re2
+
+from domestique.detect.re2opts import RE2_OPTIONS
+from domestique.detect.validators import VALIDATORS
+
+RULE_FILES_PACKAGE = "domestique.detect.rules"  # the data package next to this module
+
+_FIELDS = {
+    "id",
+    "description",
+    "keywords",
+    "regex",
+    "entropy",
+    "min_length",
+    "validators",
+    "allow_values",
+    "allow_patterns",
+    "deny_context",
+    "placeholder_filter",
+    "reference_filter",
+    "priority",
+    "window_before",
+    "window_after",
+    "examples",
+    "counter_examples",
+}
+
+
+class RuleError(ValueError):
+    """A rule file is malformed: unknown field, bad regex, unknown validator, duplicate id."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One detection rule. ``keywords`` are lower-case; an empty tuple means "scan everything"."""
+
+    id: str
+    description: str
+    keywords: tuple[str, ...]
+    regex: str
+    entropy: float | None = None
+    min_length: int = 1
+    validators: tuple[str, ...] = ()
+    allow_values: frozenset[str] = frozenset()
+    allow_patterns: tuple[str, ...] = ()
+    deny_context: tuple[str, ...] = ()
+    placeholder_filter: bool = False
+    reference_filter: bool = False
+    priority: int = 50
+    window_before: int = 64
+    window_after: int = 256
+    examples: tuple[str, ...] = ()
+    counter_examples: tuple[str, ...] = ()
+    source: str = ""
+
+
+def _str_list(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RuleError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def parse_rule(raw: dict[str, Any], source: str) -> Rule:
+    """Check one ``[[rules]]`` table and build its :class:`Rule`; raises :class:`RuleError`."""
+    rid = raw.get("id")
+    where = f"{source}:{rid or '?'}"
+    if not isinstance(rid, str) or "." not in rid:
+        raise RuleError(f"{where}: id must be a dotted reason code")
+    unknown = set(raw) - _FIELDS
+    if unknown:
+        raise RuleError(f"{where}: unknown fields {sorted(unknown)}")
+    regex = raw.get("regex")
+    if not isinstance(regex, str) or not regex:
+        raise RuleError(f"{where}: regex is required")
+    try:
+        compiled = re2.compile(regex, RE2_OPTIONS)
+    except re2.error as exc:
+        raise RuleError(f"{where}: regex does not compile under RE2: {exc}") from None
+    del compiled  # compiled again by the engine; here only to fail early with the rule's name
+    validators = _str_list(raw, "validators", where)
+    for name in validators:
+        if name not in VALIDATORS:
+            raise RuleError(f"{where}: unknown validator {name!r}")
+    for key in ("allow_patterns", "deny_context"):
+        for pattern in _str_list(raw, key, where):
+            try:
+                re2.compile(pattern, RE2_OPTIONS)
+            except re2.error:
+                raise RuleError(f"{where}: {key} pattern does not compile under RE2") from None
+    entropy = raw.get("entropy")
+    if entropy is not None and not isinstance(entropy, int | float):
+        raise RuleError(f"{where}: entropy must be a number")
+    return Rule(
+        id=rid,
+        description=str(raw.get("description", "")),
+        keywords=tuple(k.lower() for k in _str_list(raw, "keywords", where)),
+        regex=regex,
+        entropy=float(entropy) if entropy is not None else None,
+        min_length=int(raw.get("min_length", 1)),
+        validators=validators,
+        allow_values=frozenset(_str_list(raw, "allow_values", where)),
+        allow_patterns=_str_list(raw, "allow_patterns", where),
+        deny_context=_str_list(raw, "deny_context", where),
+        placeholder_filter=bool(raw.get("placeholder_filter", False)),
+        reference_filter=bool(raw.get("reference_filter", False)),
+        priority=int(raw.get("priority", 50)),
+        window_before=int(raw.get("window_before", 64)),
+        window_after=int(raw.get("window_after", 256)),
+        examples=_str_list(raw, "examples", where),
+        counter_examples=_str_list(raw, "counter_examples", where),
+        source=source,
+    )
+
+
+def load_rules_text(text: str, source: str) -> list[Rule]:
+    """Rules from one TOML document (``version = 1`` and ``[[rules]]`` tables)."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{source}: {exc}") from None
+    if doc.get("version") != 1:
+        raise RuleError(f"{source}: version = 1 is required")
+    tables = doc.get("rules", [])
+    if not isinstance(tables, list):
+        raise RuleError(f"{source}: rules must be an array of tables")
+    return [parse_rule(t, source) for t in tables]
+
+
+def builtin_rules() -> tuple[Rule, ...]:
+    """Every rule shipped in the package, in file order; ids are unique."""
+    rules: list[Rule] = []
+    files = sorted(
+        (f for f in resources.files(RULE_FILES_PACKAGE).iterdir() if f.name.endswith(".toml")),
+        key=lambda f: f.name,
+    )
+    for f in files:
+        rules.extend(load_rules_text(f.read_text(encoding="utf-8"), f.name))
+    seen: set[str] = set()
+    for r in rules:
+        if r.id in seen:
+            raise RuleError(f"{r.source}: duplicate rule id {r.id}")
+        seen.add(r.id)
+    return tuple(rules)

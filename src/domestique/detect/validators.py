@@ -1,0 +1,218 @@
+"""Validators that confirm a regex match is the thing a rule names, not a look-alike.
+
+Each validator takes the captured value and returns True when the value passes. Validators are
+pure and never raise on any input (a malformed value simply fails); the engine still wraps them,
+so a bug here surfaces as ``engine.detector_error``, never as "clean".
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import zlib
+from collections import Counter
+from collections.abc import Callable
+
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_BASE62_INDEX = {c: i for i, c in enumerate(BASE62)}
+
+
+def shannon_entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character (0.0 for the empty string)."""
+    n = len(value)
+    if n == 0:
+        return 0.0
+    counts = Counter(value)
+    return -sum((c / n) * math.log2(c / n) for c in counts.values())
+
+
+def base62_encode(number: int, width: int) -> str:
+    """``number`` in base 62 (digits, upper, lower), left-padded with ``0`` to ``width``."""
+    out = []
+    while number:
+        number, rem = divmod(number, 62)
+        out.append(BASE62[rem])
+    return "".join(reversed(out)).rjust(width, "0")
+
+
+def github_crc32(value: str) -> bool:
+    """GitHub's 2021 token format: ``pfx_`` + 30 base62 chars + 6-char base62 CRC32 of those 30.
+
+    Fine-grained tokens (``github_pat_``) carry no published checksum: they pass on shape alone.
+    """
+    if value.startswith("github_pat_"):
+        return True
+    _, sep, body = value.partition("_")
+    if not sep or len(body) != 36 or any(c not in _BASE62_INDEX for c in body):
+        return False
+    payload, checksum = body[:30], body[30:]
+    return base62_encode(zlib.crc32(payload.encode("ascii")), 6) == checksum
+
+
+def luhn(value: str) -> bool:
+    """The Luhn mod-10 check over the digits of ``value`` (separators ignored); 12-19 digits."""
+    digits = [int(c) for c in value if c.isdigit() and c.isascii()]
+    if not 12 <= len(digits) <= 19 or len(set(digits)) == 1:
+        return False
+    total = 0
+    for i, digit in enumerate(reversed(digits)):
+        d = digit * 2 if i % 2 == 1 else digit
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+# ISO 13616 lengths per country (the common ones; an unknown country fails closed to "not IBAN").
+IBAN_LENGTHS: dict[str, int] = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BR": 29, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20,
+    "EG": 29, "ES": 24, "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18,
+    "GR": 27, "GT": 28, "HR": 21, "HU": 28, "IE": 22, "IL": 23, "IS": 26, "IT": 27, "JO": 30,
+    "KW": 30, "KZ": 20, "LB": 28, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24,
+    "ME": 22, "MK": 19, "MR": 27, "MT": 31, "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28,
+    "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "SA": 24, "SE": 24, "SI": 19, "SK": 24,
+    "SM": 27, "TN": 24, "TR": 26, "UA": 29, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+def iban_mod97(value: str) -> bool:
+    """ISO 13616 IBAN: known country length and ISO 7064 mod 97-10 remainder of 1."""
+    compact = "".join(c for c in value if not c.isspace() and c != "-").upper()
+    if len(compact) < 15 or not compact.isascii() or not compact.isalnum():
+        return False
+    if IBAN_LENGTHS.get(compact[:2]) != len(compact) or not compact[2:4].isdigit():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    digits = "".join(str(int(c, 36)) for c in rearranged)
+    return int(digits) % 97 == 1
+
+
+def us_ssn(value: str) -> bool:
+    """US SSN ranges: area not 000, 666 or 900-999; group not 00; serial not 0000.
+
+    Also rejects the few numbers the SSA has published as examples (078-05-1120, 219-09-9999)
+    and runs of one digit, which are placeholders rather than personal data.
+    """
+    digits = "".join(c for c in value if c.isdigit() and c.isascii())
+    if len(digits) != 9:
+        return False
+    area, group, serial = int(digits[:3]), int(digits[3:5]), int(digits[5:])
+    if area in {0, 666} or area >= 900 or group == 0 or serial == 0:
+        return False
+    if digits in "01234567890123456789" or digits in ("078051120", "219099999"):
+        return False
+    return len(set(digits)) > 1
+
+
+def _b64url_bytes(part: str) -> bytes:
+    std = part.replace("-", "+").replace("_", "/")
+    return base64.b64decode(std + "=" * (-len(std) % 4), validate=True)
+
+
+def jwt_structure(value: str) -> bool:
+    """A JWS compact token: header and payload are base64url of JSON objects.
+
+    The header must decode to bytes that open a JSON object with a quoted key (``{"``); a header
+    that parses as JSON must carry ``alg``. A damaged but JWT-shaped token still counts.
+    """
+    parts = value.split(".")
+    if len(parts) != 3 or not parts[0] or not parts[1]:
+        return False
+    try:
+        header_raw = _b64url_bytes(parts[0])
+        payload_raw = _b64url_bytes(parts[1])
+    except (ValueError, binascii.Error):
+        return False
+    if not header_raw.lstrip().startswith(b'{"') or not payload_raw.lstrip().startswith(b"{"):
+        return False
+    try:
+        header = json.loads(header_raw)
+    except (ValueError, UnicodeError, RecursionError):
+        return True
+    return isinstance(header, dict) and "alg" in header
+
+
+def basic_auth_b64(value: str) -> bool:
+    """An ``Authorization: Basic`` credential: base64 of ``user:password``.
+
+    A password, or a long user part with an empty password (API keys are often sent as the
+    user name), counts; ``browser:`` does not. A few undecodable bytes are tolerated.
+    """
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    decoded = raw.decode("utf-8", "replace")
+    user, sep, password = decoded.partition(":")
+    if not sep or not (password or len(user) >= 16):
+        return False
+    return sum(c.isprintable() for c in decoded) >= 0.9 * len(decoded)
+
+
+def aws_key_id(value: str) -> bool:
+    """AWS access key ids: 4-letter type prefix then 16 characters of base32 (A-Z, 2-7)."""
+    body = value[4:]
+    return len(value) == 20 and all(c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567" for c in body)
+
+
+def not_repetitive(value: str) -> bool:
+    """Rejects one repeated character or a short repeated unit (``xxxx``, ``abab``)."""
+    n = len(value)
+    if n == 0:
+        return False
+    for unit in range(1, min(4, n // 2) + 1):
+        if value == (value[:unit] * (n // unit + 1))[:n]:
+            return False
+    return True
+
+
+def phone_digits(value: str) -> bool:
+    """7 to 15 digits (E.164 maximum), not one repeated digit, not a run like 1234567."""
+    digits = "".join(c for c in value if c.isdigit() and c.isascii())
+    if not 7 <= len(digits) <= 15 or len(set(digits)) <= 2:
+        return False
+    return digits not in "01234567890123456789"
+
+
+def card_layout(value: str) -> bool:
+    """13-19 digits, written either without separators or in the groups cards are printed in."""
+    groups = [g for g in value.replace("-", " ").split(" ") if g]
+    digits = "".join(groups)
+    if not 13 <= len(digits) <= 19:
+        return False
+    if len(groups) == 1:
+        return True
+    seps = {c for c in value if not c.isdigit()}
+    if len(seps) != 1:
+        return False
+    lengths = [len(g) for g in groups]
+    return lengths[:3] in ([4, 4, 4], [4, 6, 5], [4, 6, 4]) or lengths == [4, 4, 4, 4, 3]
+
+
+def mixed_charset(value: str) -> bool:
+    """At least two of: lower-case, upper-case, digits, other symbols (``_ . -`` not counted).
+
+    Secrets are random; ``PYTHONCASEOK`` and ``_threading_local._localimpl`` are names.
+    """
+    classes = 0
+    classes += any(c.islower() for c in value)
+    classes += any(c.isupper() for c in value)
+    classes += any(c.isdigit() for c in value)
+    classes += any(not c.isalnum() and c not in "_.-" for c in value)
+    return classes >= 2
+
+
+VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "github_crc32": github_crc32,
+    "luhn": luhn,
+    "iban_mod97": iban_mod97,
+    "us_ssn": us_ssn,
+    "jwt": jwt_structure,
+    "basic_auth_b64": basic_auth_b64,
+    "aws_key_id": aws_key_id,
+    "not_repetitive": not_repetitive,
+    "phone_digits": phone_digits,
+    "card_layout": card_layout,
+    "mixed_charset": mixed_charset,
+}

@@ -1,0 +1,149 @@
+"""What interpreter one-liners do: shell-outs, deletes, downloads, sockets, decoding, forks.
+
+``python -c``, ``perl -e``, ``ruby -e``, ``node -e``, ``php -r``, ``lua -e`` and ``awk`` programs
+are not parsed as their languages; the guard looks for the calls that matter across all of them
+and pulls out the string literals those calls receive. A shell-out with a literal command becomes
+a nested shell command the guard judges like any other; a non-literal one is reported as
+``executes`` so download- or decode-then-exec is still caught.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_STR = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
+_STR_RE = re.compile(_STR)
+# A call that runs a shell command (or a program) with what follows.
+_SHELL_CALL = re.compile(
+    r"(?:\b(?:os\.system|os\.popen|popen|system|shell_exec|passthru|proc_open|getoutput|"
+    r"getstatusoutput|check_output|check_call|subprocess\.(?:run|call|Popen)|Popen|execSync|"
+    r"exec|execFile|execFileSync|spawn|spawnSync|os\.execute|io\.popen|execute|"
+    r"Open3\.\w+|IO\.popen|Kernel\.(?:system|exec|spawn)|pty\.spawn|"
+    r"os\.exec[lv]p?e?|os\.spawn[lv]p?e?|runtime\.exec|Runtime\.getRuntime\(\)\.exec|qx|"
+    r"pcntl_exec|run|ProcessBuilder|esyscmd|syscmd|do\s+shell\s+script)"
+    r")\s*[({]?\s*(\[\s*" + _STR + r"(?:\s*,\s*" + _STR + r")*\s*\]|" + _STR + r"(?:\s*,\s*"
+    r"" + _STR + r")*)"
+)
+_BACKTICK = re.compile(r"`([^`\n]+)`|%x\{([^}\n]+)\}|\bqx\{([^}\n]+)\}|\bqx\(([^)\n]+)\)")
+_AWK_PIPE = re.compile(r"(" + _STR + r")\s*\|\s*getline|\|\s*&?\s*(" + _STR + r")")
+_DELETE_TREE = re.compile(
+    r"(?:\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"
+    r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove)|\.rmSync|\.rmdirSync)"
+    r"\s*\(?\s*(" + _STR + r")"
+)
+_DELETE_FILE = re.compile(
+    r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink|FileUtils\.rm|File\.delete|"
+    r"fs\.unlinkSync|fs\.unlink|os\.remove)\s*\(?\s*(?:glob\s*\(?\s*)?(" + _STR + r")"
+)
+_DOWNLOAD = re.compile(
+    r"\b(?:urlopen|urlretrieve|urllib|requests\.(?:get|post)|http\.client|httpx|"
+    r"LWP::|HTTP::Tiny|getstore|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|axios|"
+    r"file_get_contents\s*\(\s*['\"]https?:|curl_exec|wget|http\.request|socket\.http)"
+)
+_URL = re.compile(r"\bhttps?://|\bftp://")
+_EXEC_DATA = re.compile(
+    r"(?<![.\w])(?:exec|eval|compile|instance_eval|class_eval|Function|runpy|"
+    r"__import__\(['\"]os['\"]\)|load)\s*\(|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
+    r"\bsystem\s*\(\s*[a-zA-Z_]\w*\s*[,)]|\bos\.system\s*\(\s*[a-zA-Z_]\w*\s*\)|"
+    r"\bpopen\s*\(\s*[a-zA-Z_$]\w*\s*[,)]|\bchmod\b|\bexecSync\s*\(\s*[a-zA-Z_$]\w*"
+)
+_DECODE = re.compile(
+    r"\b(?:b64decode|base64\.(?:b64decode|decodebytes|standard_b64decode|urlsafe_b64decode)|"
+    r"decode_base64|base64_decode|Base64\.decode64|unpack\s*\(\s*['\"]m|from\s*\(.*['\"]base64|"
+    r"atob|zlib\.decompress|gzinflate|gzuncompress|codecs\.decode|bytes\.fromhex|unhexlify|"
+    r"str_rot13|\.decode\(['\"](?:base64|hex|rot13))"
+)
+_SOCKET = re.compile(
+    r"/inet6?/(?:tcp|udp)/|/dev/(?:tcp|udp)/|require\s*\(?\s*['\"]socket|java\.net\.Socket|"
+    r"\bSockets\b|\bnet\.Dial|\bconnect\s*\(\s*['\"][\w.-]+['\"]\s*,|"
+    r"\b(?:socket\.socket|socket\.create_connection|socket\s*\(|IO::Socket|TCPSocket|"
+    r"Socket\.tcp|fsockopen|stream_socket_client|net\.connect|net\.Socket|"
+    r"new\s+net\.Socket|createConnection|require\(['\"]net['\"]\)|socket\.tcp|/inet/tcp|"
+    r"/inet/udp|/dev/tcp/|/dev/udp/|Socket\.new|UDPSocket|PF_INET|AF_INET)"
+)
+_LISTEN = re.compile(
+    r"\b(?:\.bind\s*\(|\.listen\s*\(|TCPServer|createServer|stream_socket_server|"
+    r"LocalPort|Listen\s*=>|SOMAXCONN|accept\s*\(|:accept\s*\(|bind\s*\(\s*['\"]\*)|"
+    r"/inet6?/tcp/[1-9]\d*/0/0"
+)
+_SHELL_WIRE = re.compile(
+    r"\|&\s*getline|\|&\s*s\b|"
+    r"\b(?:dup2|pty\.spawn|subprocess|/bin/(?:ba|z|da)?sh|\bcmd\.exe|popen|proc_open|"
+    r"exec\s*\(|system\s*\(|spawn|\.pipe\(|STDIN->fdopen|IO\.popen|sh\s+-i|"
+    r"fdopen|\bexec\s+['\"]|to_i\s*,|child_process|ProcessBuilder|io\.popen|os\.execute|"
+    r"\brun\s*\(|\|&\s*getline|exec\.Command)"
+)
+_FORK_LOOP = re.compile(
+    r"fork\s+while\s+fork|while\s*\(?\s*(?:1|True|true)\s*\)?\s*[:{]?\s*(?:os\.)?fork|"
+    r"for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|loop\s*\{?\s*fork|while\s+fork|fork\s*\(\s*\)\s*while"
+)
+
+
+@dataclass(slots=True)
+class CodeFacts:
+    """What a piece of interpreter code does, as far as its text shows."""
+
+    shell: list[str] = field(default_factory=list)  # literal commands it runs
+    delete_trees: list[str] = field(default_factory=list)
+    delete_files: list[str] = field(default_factory=list)
+    downloads: bool = False
+    network: bool = False
+    executes: bool = False  # runs code or commands it did not spell out
+    decodes: bool = False
+    socket: bool = False
+    listens: bool = False
+    wires_shell: bool = False
+    fork_loop: bool = False
+
+
+def _literal(token: str) -> str:
+    body = token[1:-1]
+    if "\\" in body:
+        body = re.sub(r"\\(.)", r"\1", body)
+    return body
+
+
+def _strings(group: str) -> list[str]:
+    return [_literal(m.group(0)) for m in _STR_RE.finditer(group)]
+
+
+def analyze(code: str, lang: str) -> CodeFacts:
+    """Facts about ``code`` written in ``lang`` (python, perl, ruby, node, php, lua, awk, …)."""
+    facts = CodeFacts()
+    for m in _SHELL_CALL.finditer(code):
+        strings = _strings(m.group(1))
+        if not strings:
+            continue
+        name = code[m.start() : m.start(1)]
+        if re.search(r"exec[lv]p?e?\b|spawn[lv]p?e?\b", name) and len(strings) > 1:
+            # os.execl(path, argv0, args...): argv0 is a name, not an argument.
+            strings = [strings[0], *strings[2:]]
+        if m.group(1).lstrip().startswith("[") or re.search(r"exec[lv]|spawn[lv]", name):
+            facts.shell.append(" ".join(_quote(s) for s in strings))
+        else:
+            facts.shell.append(strings[0])
+    for m in _BACKTICK.finditer(code):
+        if lang in ("perl", "ruby", "php", "julia"):
+            facts.shell.append(next(g for g in m.groups() if g is not None))
+    if lang == "awk":
+        for m in _AWK_PIPE.finditer(code):
+            token = m.group(1) or m.group(2)
+            facts.shell.append(_literal(token))
+    facts.delete_trees = [_literal(m.group(1)) for m in _DELETE_TREE.finditer(code)]
+    facts.delete_files = [_literal(m.group(1)) for m in _DELETE_FILE.finditer(code)]
+    facts.downloads = bool(_DOWNLOAD.search(code))
+    facts.socket = bool(_SOCKET.search(code))
+    facts.network = facts.downloads or facts.socket or bool(_URL.search(code))
+    facts.executes = bool(_EXEC_DATA.search(code))
+    facts.decodes = bool(_DECODE.search(code))
+    facts.listens = facts.socket and bool(_LISTEN.search(code))
+    facts.wires_shell = bool(_SHELL_WIRE.search(code))
+    facts.fork_loop = bool(_FORK_LOOP.search(code))
+    return facts
+
+
+def _quote(s: str) -> str:
+    if s and all(c.isalnum() or c in "-_./=:,@%+" for c in s):
+        return s
+    return "'" + s.replace("'", "'\\''") + "'"

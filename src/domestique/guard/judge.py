@@ -1,0 +1,290 @@
+"""``judge_command``: one command line in, a policy verdict with cited evidence out.
+
+Pure apart from reading scripts that the command runs (bounded, relative to ``cwd``). Any
+exception inside becomes a deny with ``engine.internal_error`` (see :mod:`domestique.boundary`);
+a parse failure is ``engine.parse_error``, which policy denies (it may ask, for people only).
+Plain harmless commands take :mod:`domestique.guard.fastpath` and import nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from domestique.guard.fastpath import is_plainly_safe
+from domestique.records import (
+    Action,
+    Actor,
+    Component,
+    DecisionRecord,
+    Evidence,
+    JSONValue,
+    Reason,
+    Subject,
+    Verdict,
+)
+
+if TYPE_CHECKING:
+    from domestique.detect import Scanner
+    from domestique.guard.model import Hit
+    from domestique.policy import EffectivePolicy
+
+MAX_COMMAND_CHARS = 256 * 1024
+GUARD_ENGINE_VERSION = "guard-1"
+GRAMMAR_VERSION = "tree-sitter-bash-0.25"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandJudgement:
+    """The verdict on one command line, what was judged and how it is shown in records.
+
+    ``unfolded`` lists each simple command as the guard judged it (wrappers removed, nested code
+    opened up); ``masked_command`` is the command with any secret in it masked; ``hosts`` are
+    the network destinations named; ``fast`` says the fast path answered.
+    """
+
+    verdict: Verdict
+    unfolded: tuple[str, ...]
+    masked_command: str
+    hosts: tuple[str, ...] = ()
+    fast: bool = False
+    latency_us: int = 0
+
+    @property
+    def action(self) -> Action:
+        return self.verdict.action
+
+
+def judge_command(
+    command: str,
+    *,
+    policy: EffectivePolicy,
+    actor: Actor = Actor.AGENT,
+    cwd: str | None = None,
+    scanner: Scanner | None = None,
+    agent: str | None = None,
+    tool: str | None = None,
+    component: Component = Component.GUARD,
+) -> CommandJudgement:
+    """Judge ``command`` under ``policy`` for ``actor``. Never raises; errors deny."""
+    start = time.perf_counter_ns()
+    unfolded: tuple[str, ...] = ()
+    masked: str | None = None
+    hosts: tuple[str, ...] = ()
+    fast = False
+    try:
+        from domestique.policy import DecisionContext
+
+        if is_plainly_safe(command):
+            fast = True
+            unfolded = (command,)
+            reasons: tuple[Reason, ...] = ()
+        else:
+            reasons, unfolded, masked, hosts = _analyze(command, cwd=cwd, scanner=scanner)
+        ctx = DecisionContext(component=component, actor=actor, agent=agent, tool=tool, hosts=hosts)
+        verdict = policy.decide(reasons, ctx)
+    except BaseException as exc:  # noqa: BLE001 - fail closed: any error denies
+        from domestique.boundary import error_reason  # names type and frame, never the message
+
+        verdict = Verdict(Action.DENY, (error_reason(exc),))
+    return CommandJudgement(
+        verdict=verdict,
+        unfolded=unfolded,
+        masked_command=_heuristic_mask(command) if masked is None else masked,
+        hosts=hosts,
+        fast=fast,
+        latency_us=(time.perf_counter_ns() - start) // 1000,
+    )
+
+
+def analyze_command(
+    command: str, *, cwd: str | None = None, scanner: Scanner | None = None
+) -> tuple[Reason, ...]:
+    """The reasons the guard finds in ``command``, before policy (for tests and evaluation)."""
+    if is_plainly_safe(command):
+        return ()
+    return _analyze(command, cwd=cwd, scanner=scanner)[0]
+
+
+def _analyze(
+    command: str, *, cwd: str | None, scanner: Scanner | None
+) -> tuple[tuple[Reason, ...], tuple[str, ...], str, tuple[str, ...]]:
+    from domestique.guard.model import Hit
+    from domestique.guard.rules import judge_unfolded
+    from domestique.guard.unfold import read_script, unfold_command
+
+    if len(command) > MAX_COMMAND_CHARS:
+        reason = Reason(
+            "engine.parse_error",
+            f"command longer than {MAX_COMMAND_CHARS} characters",
+            (Evidence(f"command[0:{len(command)}]"),),
+        )
+        return (reason,), (), _heuristic_mask(command[:2000]), ()
+    unfolded = unfold_command(command, cwd=cwd, read_file=read_script)
+    hits, egress = judge_unfolded(
+        command, unfolded, cwd=cwd, domestique_home=os.environ.get("DOMESTIQUE_HOME")
+    )
+    secrets: list[str] = []
+    if egress:
+        hits += _secret_hits(command, scanner, secrets)
+    hosts = _hosts(unfolded.invocations) if egress else ()
+
+    masked_command = _heuristic_mask(command)
+    maybe_secret = bool(secrets) or masked_command != command
+
+    def mask(text: str) -> str:
+        if not maybe_secret:
+            return text
+        from domestique.keys import mask_preview
+
+        for value in secrets:
+            text = text.replace(value, mask_preview(value))
+        return _heuristic_mask(text)
+
+    rendered = tuple(mask(inv.render()) for inv in unfolded.invocations)
+    return _reasons(hits, mask, Hit), rendered, mask(command) if secrets else masked_command, hosts
+
+
+def _reasons(hits: Sequence[Hit], mask: Any, hit_type: Any) -> tuple[Reason, ...]:
+    merged: dict[tuple[str, str], list[Evidence]] = {}
+    for h in hits:
+        where = f"command[{h.span[0]}:{h.span[1]}]"
+        preview = mask(h.judged)[:240] if h.judged else ""
+        ev = Evidence(where=where, preview=preview, fingerprint=getattr(h, "fingerprint", ""))
+        key = (h.code, h.message)
+        bucket = merged.setdefault(key, [])
+        if ev not in bucket and len(bucket) < 8:
+            bucket.append(ev)
+    return tuple(Reason(code, msg, tuple(evs)) for (code, msg), evs in merged.items())
+
+
+class _SecretHit(NamedTuple):
+    code: str
+    message: str
+    span: tuple[int, int]
+    judged: str
+    fingerprint: str
+
+
+def _secret_hits(command: str, scanner: Scanner | None, secrets: list[str]) -> list[Any]:
+    """Secrets in a command that reaches the network. No scanner available: fail closed."""
+    try:
+        if scanner is None:
+            from domestique.detect import default_scanner
+
+            scanner = default_scanner()
+        findings = scanner.scan(command)
+    except Exception as exc:  # noqa: BLE001 - a missing detector must not allow
+        return [
+            _SecretHit(
+                "engine.detector_error",
+                f"secret detection unavailable ({type(exc).__name__}); failing closed",
+                (0, len(command)),
+                "",
+                "",
+            )
+        ]
+    out: list[Any] = []
+    for f in findings:
+        if f.code == "engine.detector_error":
+            out.append(_SecretHit(f.code, "secret detection failed", (f.start, f.end), "", ""))
+            continue
+        if not f.code.startswith(("secret.", "records.")):
+            continue
+        secrets.append(command[f.start : f.end])
+        out.append(
+            _SecretHit(
+                "cmd.secret_egress",
+                f"{f.code} in a command that reaches the network",
+                (f.start, f.end),
+                f.preview,
+                f.fingerprint,
+            )
+        )
+    secrets.sort(key=len, reverse=True)
+    return out
+
+
+_MASK_RE: Any = None
+
+
+def _heuristic_mask(text: str) -> str:
+    """Mask values that look like credentials even when no detector ran.
+
+    ``TOKEN=…``, ``--password …``, ``Authorization: Bearer …``, ``user:pass@host``.
+    """
+    global _MASK_RE  # noqa: PLW0603 - compiled on first use, keeps the fast path import-light
+    lowered = text.lower()
+    if not any(
+        k in lowered
+        for k in ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "@", "cred")
+    ):
+        return text
+    import re
+
+    if _MASK_RE is None:
+        _MASK_RE = re.compile(
+            r"(?i)(?P<k>(?:[\w.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|passwd|pwd|"
+            r"credential|auth)[\w.-]*)\s*[=:]\s*|(?:--?(?:password|passwd|token|api-key|secret)"
+            r"[= ]\s*)|bearer\s+|basic\s+|-p(?=\S{4,}))(?P<v>['\"]?[^\s'\"&;|]{4,})|"
+            r"(?P<u>[a-z][\w+.-]*://[^/\s:@]+:)(?P<pw>[^@\s/]{3,})(?=@)"
+        )
+
+    from domestique.keys import mask_preview
+
+    def sub(m: Any) -> str:
+        if m.group("pw") is not None:
+            return str(m.group("u")) + mask_preview(str(m.group("pw")))
+        value = str(m.group("v"))
+        quote = value[0] if value[:1] in "'\"" else ""
+        return str(m.group("k")) + quote + mask_preview(value[len(quote) :])
+
+    return str(_MASK_RE.sub(sub, text))
+
+
+def _hosts(invocations: Sequence[Any]) -> tuple[str, ...]:
+    import re
+
+    hosts: list[str] = []
+    for inv in invocations:
+        for w in inv.words[1:]:
+            m = re.match(
+                r"(?i)^(?:[a-z][\w+.-]*://)?(?:[^@/\s]*@)?([a-z0-9.-]+\.[a-z]{2,})", w.text
+            )
+            if m and ("://" in w.text or "@" in w.text or inv.name in ("ssh", "nc", "ping")):
+                hosts.append(m.group(1).lower())
+    return tuple(dict.fromkeys(hosts))[:16]
+
+
+def command_record(
+    judgement: CommandJudgement,
+    *,
+    policy: EffectivePolicy,
+    subject: Subject,
+    cwd: str | None,
+    component: Component = Component.GUARD,
+    extra: Mapping[str, JSONValue] | None = None,
+) -> DecisionRecord:
+    """The decision record for a judgement: masked command, unfolded commands, cwd."""
+    obj: dict[str, JSONValue] = {
+        "command": judgement.masked_command,
+        "unfolded": list(judgement.unfolded[:64]),
+        "cwd": cwd,
+        "hosts": list(judgement.hosts),
+        "fast_path": judgement.fast,
+    }
+    if extra:
+        obj.update(extra)
+    return DecisionRecord(
+        component=component,
+        action=judgement.verdict.action,
+        reasons=judgement.verdict.reasons,
+        subject=subject,
+        object=obj,
+        policy=policy.ref,
+        engine={"guard": GUARD_ENGINE_VERSION, "grammar": GRAMMAR_VERSION},
+        latency_us=judgement.latency_us,
+    )

@@ -1,0 +1,152 @@
+"""Data the guard's stages pass along: words, unfolded invocations and rule hits.
+
+Kept free of tree-sitter so the fast path and the rules can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word after dequoting.
+
+    ``text`` is what the shell would pass when every part is static; parts it cannot know (a
+    variable, a substitution) keep their source text (``$HOME``, ``$(curl …)``) and make
+    ``literal`` false. ``subs`` are the indices of the invocations inside command or process
+    substitutions of this word; ``procsub`` is true when the word is a process substitution.
+    """
+
+    text: str
+    literal: bool
+    span: Span
+    subs: tuple[int, ...] = ()
+    procsub: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A redirection: ``op`` as written (``>``, ``>>``, ``<``, ``&>``, ``<<<`` …) and its target."""
+
+    op: str
+    target: Word
+    fd: str = ""
+
+    @property
+    def writes(self) -> bool:
+        return ">" in self.op and not self.op.startswith("<<") and not self.target.text.isdigit()
+
+    @property
+    def reads(self) -> bool:
+        return self.op in ("<", "<>")
+
+
+@dataclass(slots=True)
+class Invocation:
+    """One simple command as the shell would run it, wrappers removed.
+
+    ``upstream`` are invocations whose output reaches this one's stdin through a pipe;
+    ``exec_data`` are invocations whose *output this one runs as code* (a download piped into
+    ``sh``, ``bash <(curl …)``, ``eval "$(…)"``). ``via`` lists the wrappers and nestings seen
+    through (``sudo``, ``bash -c``, ``script:./x.sh``).
+    """
+
+    words: list[Word]
+    span: Span
+    redirects: list[Redirect] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    upstream: tuple[int, ...] = ()
+    exec_data: tuple[int, ...] = ()
+    stdin_text: str | None = None
+    via: tuple[str, ...] = ()
+    background: bool = False
+    origin: str = ""
+    inside_sub: bool = False
+    code_network: bool = False  # interpreter code that talks to the network
+    code_creds: tuple[str, ...] = ()  # credential paths named in interpreter code
+    # Caches: an invocation's words do not change once it is recorded.
+    _name: str | None = field(default=None, repr=False, compare=False)
+    _args: list[str] | None = field(default=None, repr=False, compare=False)
+    _rendered: str | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def argv(self) -> list[str]:
+        return [w.text for w in self.words]
+
+    @property
+    def name(self) -> str:
+        """The program's base name, lower-cased (``/usr/bin/CURL`` -> ``curl``)."""
+        if self._name is None:
+            self._name = program_name(self.words[0].text) if self.words else ""
+        return self._name
+
+    @property
+    def args(self) -> list[str]:
+        if self._args is None:
+            self._args = [w.text for w in self.words[1:]]
+        return self._args
+
+    def retarget(self, words: list[Word], via: tuple[str, ...]) -> None:
+        """Point this (not yet recorded) invocation at the command a wrapper runs."""
+        self.words = words
+        self.via = via
+        self._name = self._args = self._rendered = None
+
+    def render(self) -> str:
+        """The unfolded command as text (for evidence and ``CommandJudgement.unfolded``)."""
+        if self._rendered is None:
+            self._rendered = self._render()
+        return self._rendered
+
+    def _render(self) -> str:
+        parts = [*(f"{k}={v}" for k, v in self.env.items()), *(_show(w.text) for w in self.words)]
+        parts += [f"{r.fd}{r.op} {_show(r.target.text)}" for r in self.redirects]
+        text = " ".join(parts)
+        if self.via:
+            text = f"{text}  [via {' > '.join(self.via)}]"
+        return text
+
+
+_PLAIN = re.compile(r"[\w\-./=:,@%+~$*?\[\]{}]+", re.ASCII)
+
+
+def _show(text: str) -> str:
+    if _PLAIN.fullmatch(text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+_VERSIONED = ("python", "pypy", "perl", "ruby", "php", "node", "lua", "pip", "tclsh", "wish")
+
+
+_NAMES: dict[str, str] = {}
+
+
+def program_name(text: str) -> str:
+    """Base name, lower-cased, with version suffixes folded (``python3.11`` -> ``python``)."""
+    name = _NAMES.get(text)
+    if name is not None:
+        return name
+    base = text.rstrip("/").rsplit("/", 1)[-1].lower()
+    for stem in _VERSIONED:
+        if base.startswith(stem) and base[len(stem) :].replace(".", "").isdigit():
+            base = stem
+            break
+    if len(_NAMES) >= 4096:  # bounded: a pure function of ``text``, cached for speed only
+        _NAMES.clear()
+    _NAMES[text] = base
+    return base
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A rule's finding: a reason code, a message, the span it is about and what was judged."""
+
+    code: str
+    message: str
+    span: Span
+    judged: str = ""

@@ -1,0 +1,267 @@
+"""What a path in a command refers to: the project, a temp folder, home, a system root, a secret.
+
+Paths are judged as written (no file-system access): ``$HOME``/``${HOME}`` become ``~``, repeated
+slashes fold, ``.``/``..`` segments resolve against ``cwd`` when it is known.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from enum import Enum
+
+
+class Place(Enum):
+    ROOT = "root"  # /, /*, a system top-level folder, ~, ~/*
+    SYSTEM = "system"  # below a system folder (/etc/passwd, /usr/local/bin)
+    HOME = "home"  # below home (~/.cache/x)
+    TEMP = "temp"  # /tmp, /var/tmp, $TMPDIR
+    PROJECT = "project"  # inside the working directory
+    PROJECT_ROOT = "project_root"  # the working directory itself (., *, ./*)
+    OUTSIDE = "outside"  # a parent of the project (..), another absolute place
+    VARIABLE = "variable"  # begins with a variable nobody knows
+    DEVICE = "device"  # /dev/...
+
+
+SYSTEM_TOP = frozenset(
+    {
+        "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media", "mnt",
+        "opt", "proc", "root", "run", "sbin", "snap", "srv", "sys", "usr", "var", "Applications",
+        "Library", "System", "Users", "Volumes", "private", "cores", "nix",
+    }
+)  # fmt: skip
+# Classified, never opened:
+TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/private/var/tmp/", "/dev/shm/")  # noqa: S108
+_GLOB = re.compile(r"[*?\[]")
+_SLASHES = re.compile(r"/{2,}")
+_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+_TMP_VAR = re.compile(r"^(?:\$TMPDIR|\$\{TMPDIR\}|\$TMP|\$\{TMP\}|\$TEMP)(?=/|$)")
+_PWD_VAR = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?=/|$)")
+
+
+def normalize(text: str) -> str:
+    """``$HOME/x//y/`` -> ``~/x/y``; leaves relative paths relative."""
+    p = _HOME_VAR.sub("~", text.strip())
+    if "//" in p:
+        p = _SLASHES.sub("/", p)
+    if len(p) > 1 and p.endswith("/"):
+        p = p.rstrip("/") or "/"
+    return p
+
+
+def resolve(text: str, cwd: str | None) -> str:
+    """Normalise and, when ``cwd`` is known, make a relative path absolute (``..`` resolved)."""
+    p = normalize(text)
+    if _PWD_VAR.match(p) and cwd:
+        p = cwd + p[_PWD_VAR.match(p).end() :]  # type: ignore[union-attr]
+    if p.startswith(("/", "~", "$")) or not cwd:
+        if p.startswith("/"):
+            return posixpath.normpath(p) if ".." in p or "/./" in p else p
+        return p
+    return posixpath.normpath(posixpath.join(cwd, p))
+
+
+_CACHE_MAX = 4096
+_PLACES: dict[tuple[str, str | None, str, str], Place] = {}
+_CANONICAL: dict[tuple[str, str | None, str], str] = {}
+
+
+def classify(text: str, cwd: str | None) -> Place:
+    """Where ``text`` points, as the rules need it (cached: pure in text, cwd, HOME, TMPDIR)."""
+    env = os.environ
+    key = (text, cwd, env.get("HOME", ""), env.get("TMPDIR", ""))
+    place = _PLACES.get(key)
+    if place is None:
+        place = _classify(text, cwd)
+        if len(_PLACES) >= _CACHE_MAX:
+            _PLACES.clear()
+        _PLACES[key] = place
+    return place
+
+
+def _classify(text: str, cwd: str | None) -> Place:
+    raw = normalize(text)
+    m = _TMP_VAR.match(raw)
+    if m:
+        if ".." not in raw:
+            return Place.TEMP
+        raw = posixpath.normpath("/tmp" + raw[m.end() :])  # noqa: S108 - classified, never opened
+    if raw.startswith("$") and not _PWD_VAR.match(raw):
+        return Place.VARIABLE
+    if raw in ("~", "~/*", "~/.*", "~/.", "~/.."):
+        return Place.ROOT
+    if raw.startswith("~"):
+        head = raw.split("/", 1)[0]
+        if head != "~":  # ~user
+            return Place.ROOT if raw == head or raw.endswith("/*") else Place.HOME
+        rest = raw[2:]
+        if _GLOB.search(rest.split("/", 1)[0]) and "/" not in rest:
+            return Place.ROOT
+        return Place.HOME
+    if not raw.startswith("/"):
+        if _PWD_VAR.match(raw):
+            raw = "." + raw[_PWD_VAR.match(raw).end() :]  # type: ignore[union-attr]
+        rel = posixpath.normpath(raw) if raw else "."
+        if rel == ".." or rel.startswith("../"):
+            if cwd:
+                escaped = classify(posixpath.normpath(posixpath.join(cwd, rel)), None)
+                # Leaving the project is "outside" even when the project sits in a temp folder.
+                return Place.OUTSIDE if escaped is Place.TEMP else escaped
+            return Place.OUTSIDE
+        if rel in (".", "*", ".*") or raw in ("./*", "./.*", "./"):
+            home = os.environ.get("HOME", "").rstrip("/")
+            if cwd is not None and (cwd.rstrip("/") in ("", home) or cwd == "~"):
+                return Place.ROOT  # "the project" is / or the home folder itself
+            return Place.PROJECT_ROOT
+        return Place.PROJECT
+    path = posixpath.normpath(raw)
+    if path.startswith("//"):
+        path = path[1:]
+    if path in ("/", "/*", "/.*"):
+        return Place.ROOT
+    if path.startswith("/dev/") and not path.startswith("/dev/shm/"):  # noqa: S108 - classified, never opened
+        return Place.DEVICE
+    if cwd:
+        base = cwd.rstrip("/") or "/"
+        if path == base:
+            return Place.PROJECT_ROOT
+        if path.startswith(base + "/") and base != "/":
+            return Place.PROJECT
+    if any((path + "/").startswith(t) for t in TEMP_ROOTS):
+        return Place.TEMP if path.count("/") > 1 and path not in ("/private/tmp",) else Place.ROOT
+    tmpdir = os.environ.get("TMPDIR", "").rstrip("/")
+    if tmpdir and len(tmpdir) > 1 and path.startswith(tmpdir + "/"):
+        return Place.TEMP
+    parts = path.split("/")
+    top = parts[1]
+    if len(parts) == 2:
+        return Place.ROOT if top in SYSTEM_TOP or _GLOB.search(top) else Place.OUTSIDE
+    if _GLOB.search(top):
+        return Place.ROOT
+    if top in ("home", "Users") and len(parts) == 3:
+        return Place.ROOT  # somebody's home folder
+    if top in SYSTEM_TOP and len(parts) == 3 and parts[2] in ("*", ".*"):
+        return Place.ROOT
+    if top in ("home", "Users"):
+        return Place.HOME
+    if top in SYSTEM_TOP:
+        return Place.SYSTEM
+    return Place.OUTSIDE
+
+
+# Files that hold credentials: reading them is a credential access, sending them is exfiltration.
+CREDENTIAL_FILES = re.compile(
+    r"(?:^|/)(?:"
+    r"\.ssh/(?:id_[a-z0-9_]+|identity)(?<!\.pub)$|\.ssh/[^/]*(?:key|\.pem)$|"
+    r"\.aws/(?:credentials|config)$|\.config/gcloud/(?:credentials\.db|access_tokens\.db|"
+    r"application_default_credentials\.json|legacy_credentials(?:/.*)?)$|"
+    r"\.azure/(?:accessTokens\.json|msal_token_cache\.(?:json|bin))$|\.kube/config$|"
+    r"\.docker/config\.json$|\.netrc$|\.git-credentials$|\.npmrc$|\.pypirc$|\.pgpass$|"
+    r"\.my\.cnf$|\.config/gh/hosts\.yml$|\.gnupg(?:/.*)?$|\.password-store(?:/.*)?$|"
+    r"etc/(?:shadow|gshadow|master\.passwd|sudoers)$|\.vault-token$|\.terraform\.d/credentials"
+    r"\.tfrc\.json$|Library/Keychains(?:/.*)?$|keychain-db$|\.mozilla/firefox/.*logins\.json$|"
+    r"(?:Chrome|Chromium|BraveSoftware/Brave-Browser)/.*(?:Login Data|Cookies)(?:$|\?)|"
+    r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
+    r"\.local/share/keyrings(?:/.*)?$|"
+    r"(?:^|/)\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf)$"
+    r")"
+)
+# Files that often hold secrets but are also read for ordinary work: only sending them counts.
+SENSITIVE_FILES = re.compile(
+    r"(?:^|/)(?:\.env(?:\.[\w.-]+)?(?<!\.example)(?<!\.sample)(?<!\.template)$|etc/passwd$|"
+    r"\.(?:bash|zsh|sh)_history$|\.history$|[^/]*\.(?:pem|key|p12|pfx|keystore|jks)$|"
+    r"id_[a-z0-9]+$)"
+)
+# Files and folders that start code later: shell start-up, cron, launch agents, units, git hooks.
+PERSISTENCE_FILES = re.compile(
+    r"(?:^|/)(?:"
+    r"\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|"
+    r"zlogout|kshrc|cshrc|tcshrc|xinitrc|xsessionrc|xprofile|inputrc)$|\.config/fish(?:/.*)?$|"
+    r"\.ssh/(?:authorized_keys2?|rc|environment)$|\.config/autostart(?:/.*)?$|\.config/systemd(?:/.*)?$|"
+    r"Library/Launch(?:Agents|Daemons)(?:/.*)?$|etc/systemd/.+|(?:usr/)?lib/systemd/system/.+|"
+    r"etc/init\.d/.+|etc/rc\.local$|etc/rc\.d/.+|etc/cron[^/]*(?:/.*)?$|var/spool/cron/.*|"
+    r"etc/profile(?:\.d/.+)?$|etc/(?:bash\.bashrc|zshrc|zsh/\w+|environment)$|etc/update-motd\.d/.+|"
+    r"etc/xdg/autostart(?:/.*)?$|etc/ld\.so\.preload$|\.git/hooks(?:/.*)?$|etc/periodic/.+|"
+    r"Library/StartupItems(?:/.*)?$|etc/(?:launchd|emond)\.conf$|etc/rc\.common$|"
+    r"etc/emond\.d/.+|\.shrc$|Library/Preferences/(?:ByHost/)?com\.apple\.loginwindow[^/]*$|"
+    r"\.config/autostart-scripts/.+|etc/motd\.d/.+|etc/udev/rules\.d/.+|\.pam_environment$"
+    r")"
+)
+# Files that decide who may do what.
+ACCOUNT_FILES = re.compile(
+    r"(?:^|/)etc/(?:sudoers(?:\.d/.*)?|passwd|shadow|group|gshadow|master\.passwd|pam\.d/.+|"
+    r"security/.+|doas\.conf)$"
+)
+# Shell history and system logs.
+HISTORY_FILES = re.compile(
+    r"(?:^|/)(?:\.(?:bash|zsh|sh|python|node_repl|mysql|psql|sqlite|lesshst|r)_?history$|"
+    r"\.zhistory$|\.history$|\.local/share/fish/fish_history$|var/log(?:/.*)?$|"
+    r"private/var/log(?:/.*)?$|var/(?:run|log)/(?:utmp|wtmp|btmp|lastlog)$|var/audit(?:/.*)?$|"
+    r"Library/Logs(?:/.*)?$)"
+)
+
+
+def guard_paths(home_env: str | None) -> re.Pattern[str]:
+    """The agents' hook settings and Domestique's own state, as one pattern over paths.
+
+    ``home_env`` is ``$DOMESTIQUE_HOME`` when set: its folder is protected too.
+    """
+    parts = [
+        r"\.claude/settings(?:\.local)?\.json$",
+        r"\.claude/hooks(?:/.*)?$",
+        r"etc/claude-code(?:/.*)?$",
+        r"Library/Application Support/ClaudeCode(?:/.*)?$",
+        r"\.cursor/hooks\.json$",
+        r"etc/cursor(?:/.*)?$",
+        r"Library/Application Support/Cursor/hooks\.json$",
+        r"\.gemini/settings\.json$",
+        r"\.gemini/policies(?:/.*)?$",
+        r"etc/gemini-cli(?:/.*)?$",
+        r"\.codex/(?:hooks\.json|config\.toml|requirements\.toml)$",
+        r"\.copilot/hooks(?:/.*)?$",
+        r"\.github/hooks(?:/.*)?$",
+        r"\.codeium/windsurf/hooks\.json$",
+        r"\.windsurf/hooks\.json$",
+        r"etc/windsurf(?:/.*)?$",
+        r"Library/Application Support/Windsurf/hooks\.json$",
+        r"\.clinerules/hooks(?:/.*)?$",
+        r"Documents/Cline/Rules/Hooks(?:/.*)?$",
+        r"\.local/state/domestique(?:/.*)?$",
+        r"Library/Application Support/domestique(?:/.*)?$",
+        r"\.domestique(?:/.*)?$",
+        r"etc/domestique(?:/.*)?$",
+    ]
+    pattern = r"(?:^|/)(?:" + "|".join(parts) + ")"
+    if home_env:
+        home = re.escape(normalize(home_env).rstrip("/"))
+        pattern = rf"(?:{pattern}|^{home}(?:/.*)?$)"
+    return re.compile(pattern)
+
+
+def canonical_for_match(text: str, cwd: str | None) -> str:
+    """A path made comparable to the patterns above: home as ``~``, relative kept relative.
+
+    Cached: a pure function of ``text``, ``cwd`` and ``HOME``.
+    """
+    home = os.environ.get("HOME", "")
+    key = (text, cwd, home)
+    path = _CANONICAL.get(key)
+    if path is None:
+        path = _canonical(text, cwd, home)
+        if len(_CANONICAL) >= _CACHE_MAX:
+            _CANONICAL.clear()
+        _CANONICAL[key] = path
+    return path
+
+
+def _canonical(text: str, cwd: str | None, home: str) -> str:
+    p = normalize(text)
+    if home and len(home) > 1 and (p == home or p.startswith(home.rstrip("/") + "/")):
+        p = "~" + p[len(home.rstrip("/")) :]
+    if cwd and not p.startswith(("/", "~", "$")):
+        joined = posixpath.normpath(posixpath.join(cwd, p))
+        if home and joined.startswith(home.rstrip("/") + "/"):
+            return "~" + joined[len(home.rstrip("/")) :]
+        return joined
+    return p

@@ -1,0 +1,1468 @@
+"""The guard's rules: unfolded invocations -> hits with reason codes.
+
+Each rule is a small function over one invocation (or the whole command line, for rules that
+combine parts: exfiltration, saved-then-executed downloads). The examples each rule must allow and
+deny live in ``RULE_EXAMPLES`` and the test suite runs every one of them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from domestique.guard.model import Hit, Invocation, Span, Word
+from domestique.guard.paths import (
+    ACCOUNT_FILES,
+    CREDENTIAL_FILES,
+    HISTORY_FILES,
+    PERSISTENCE_FILES,
+    SENSITIVE_FILES,
+    Place,
+    canonical_for_match,
+    classify,
+    guard_paths,
+)
+from domestique.guard.unfold import INTERPRETERS, SHELLS, WRAPPERS, Unfolded
+
+DOWNLOADERS = frozenset(
+    {
+        "curl", "wget", "fetch", "aria2c", "http", "https", "xh", "xhs", "lwp-download",
+        "lwp-request", "get", "axel", "curlie", "httpie", "tftp", "ftp", "wget2", "lynx",
+        "links", "w3m", "elinks", "invoke-webrequest", "iwr", "certutil",
+    }
+)  # fmt: skip
+RAW_NETWORK = frozenset(
+    {"nc", "ncat", "netcat", "socat", "telnet", "cryptcat", "pwncat", "sbd", "gsocket", "gs-netcat"}
+)
+NETWORK = (
+    DOWNLOADERS
+    | RAW_NETWORK
+    | frozenset(
+        {
+            "ssh", "scp", "sftp", "rsync", "dig", "nslookup", "host", "drill", "ping", "mail",
+            "mailx", "sendmail", "mutt", "smbclient", "rclone", "gsutil", "s3cmd", "nmap",
+            "whois", "ldapsearch", "mosquitto_pub", "openssl", "gh", "aws", "az", "gcloud",
+            "kubectl", "docker", "git", "npm", "pip", "twine", "ngrok", "cloudflared", "irc",
+        }
+    )
+)  # fmt: skip
+DECODERS = frozenset(
+    {
+        "base64", "base32", "basenc", "xxd", "openssl", "gzip", "gunzip", "zcat", "bzip2",
+        "bunzip2", "bzcat", "xz", "unxz", "xzcat", "zstd", "unzstd", "zstdcat", "lz4", "uudecode",
+        "rev", "tr", "printf", "echo", "od", "gpg", "perl", "python", "ruby", "node", "php",
+        "awk", "sed", "iconv", "recode", "uncompress", "lzma", "unlzma",
+    }
+)  # fmt: skip
+# Programs that only look at a path; a credential or settings path in them is not a read/write.
+LOOK_ONLY = frozenset(
+    {
+        "ls", "stat", "test", "[", "[[", "file", "chmod", "chown", "realpath", "readlink",
+        "dirname", "basename", "which", "type", "du", "wc", "ssh", "ssh-add", "ssh-keygen",
+        "ssh-copy-id", "echo", "printf", "touch", "mkdir", "namei", "lsattr", "getfacl",
+    }
+)  # fmt: skip
+READ_ONLY = LOOK_ONLY | frozenset(
+    {
+        "cat", "less", "more", "head", "tail", "grep", "rg", "ag", "jq", "yq", "diff", "cmp",
+        "md5sum", "sha1sum", "sha256sum", "shasum", "bat", "view", "nl", "od", "hexdump", "xxd",
+        "strings", "find", "tree", "git", "code", "cursor", "python", "node", "wc", "sort",
+        "uniq", "cut", "awk", "column", "fold",
+    }
+)  # fmt: skip
+PROTECTED_BRANCHES = re.compile(
+    r"^(?:refs/heads/)?(?:main|master|trunk|develop|development|dev|prod|production|stable|"
+    r"release(?:[/-].*)?|releases/.*|hotfix/.*|gh-pages|HEAD)$"
+)
+SECURITY_UNITS = re.compile(
+    r"(?i)(?:apparmor|auditd?|firewalld|ufw|selinux|falcon|crowdstrike|osquery|clamav|clamd|"
+    r"freshclam|sysmon|wazuh|ossec|aide|fail2ban|sentinel|carbonblack|cbagent|cylance|eset|"
+    r"sophos|mdatp|defender|rsyslog|syslog|journald|snort|suricata|tripwire|lynis|xagt|"
+    r"elastic-agent|filebeat|auditbeat|splunk|qualys|tanium|cb-?psc|endpoint|xprotect|"
+    r"com\.apple\.(?:alf|security|syspolicy|xprotect|mrt))"
+)
+_SETGID_MODE = re.compile(r"^(?:[gugoa]*\+[rwxXt]*s[rwxXt]*|0?[2-3][0-7]{3})$")
+_WORLD_WRITABLE = re.compile(r"^(?:0?[0-7]?[0-7][0-7][2367]|[ugoa]*[+=][rwxXst]*w[rwxXst]*)$")
+_SETUID_MODE = re.compile(r"^(?:[ua]*\+[rwxXt]*s[rwxXt]*|0?[4-7][0-7]{3})$")
+_DISK = re.compile(
+    r"^/dev/(?:[shv]d[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|md\d|dm-\d|mapper/|loop\d|"
+    r"sr\d|fd\d|root|block/|mem$|kmem$|port$|nbd\d|zd\d|sg\d)"
+)
+
+
+@dataclass(slots=True)
+class Context:
+    """Facts about the whole command line the per-invocation rules share."""
+
+    cwd: str | None
+    guard_re: re.Pattern[str]
+    invs: list[Invocation]
+    egress: list[int]
+    cred_reads: list[tuple[int, Word]]
+    index: dict[int, int]  # id(invocation) -> its position
+    feeds: set[int]  # positions of invocations whose output is piped somewhere
+
+
+def _span_of(*spans: Span) -> Span:
+    return (min(s[0] for s in spans), max(s[1] for s in spans))
+
+
+def _opts(words: list[Word]) -> tuple[set[str], list[Word]]:
+    """Short flags (split: -rf -> r, f), long options, and the other words."""
+    flags: set[str] = set()
+    rest: list[Word] = []
+    done = False
+    for w in words:
+        t = w.text
+        if done or not t.startswith("-") or t == "-":
+            rest.append(w)
+        elif t == "--":
+            done = True
+        elif t.startswith("--"):
+            flags.add(t)
+        else:
+            flags.update(t[1:])
+            flags.add(t)
+    return flags, rest
+
+
+def is_egress(inv: Invocation) -> bool:
+    """Does this invocation reach the network?"""
+    n = inv.name
+    if inv.code_network:
+        return True
+    if any("/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text for r in inv.redirects):
+        return True
+    if n not in NETWORK:
+        return False
+    args = inv.args
+    if n == "git":
+        return any(a in ("push", "clone", "fetch", "pull", "ls-remote", "send-email") for a in args)
+    if n == "docker":
+        return any(a in ("push", "login", "run", "pull") for a in args)
+    if n in ("npm", "pip", "twine"):
+        return any(a in ("publish", "upload", "install", "login", "adduser") for a in args)
+    if n == "aws":
+        return True
+    if n == "rsync":
+        return any(":" in a for a in args)
+    if n == "openssl":
+        return any(a in ("s_client", "s_server") for a in args)
+    if n == "kubectl":
+        return any(a in ("cp", "exec", "apply", "create") for a in args)
+    return True
+
+
+def _downloads(inv: Invocation) -> bool:
+    if inv.name in DOWNLOADERS:
+        return not {"-I", "--head", "--version", "-V"} & set(inv.args)
+    if inv.name in ("git",) and "archive" in inv.args:
+        return any(a.startswith("--remote") for a in inv.args)
+    return inv.code_network and inv.name in INTERPRETERS
+
+
+def _decodes(inv: Invocation) -> bool:
+    n, args = inv.name, inv.args
+    if n not in DECODERS:
+        return False
+    if n in ("base64", "base32", "basenc", "uudecode"):
+        return bool({"-d", "--decode", "-D"} & set(args)) or any(
+            a.startswith("-") and not a.startswith("--") and "d" in a for a in args
+        )
+    if n == "xxd":
+        return any(a.startswith("-r") for a in args)
+    if n == "openssl":
+        return "-d" in args or "-base64" in args or "base64" in args or "enc" in args
+    if n in ("gzip", "bzip2", "xz", "zstd", "lz4", "lzma"):
+        return any(a in ("-d", "--decompress", "-dc", "-cd") for a in args)
+    if n in ("echo", "printf"):
+        return any(not w.literal for w in inv.words) or any("\\x" in a or "\\0" in a for a in args)
+    if n in ("tr", "rev", "gunzip", "zcat", "bzcat", "bunzip2", "unxz", "xzcat", "unzstd"):
+        return True
+    if n in ("zstdcat", "iconv", "recode", "uncompress", "unlzma", "od", "gpg"):
+        return True
+    return n in ("perl", "python", "ruby", "node", "php", "awk", "sed")
+
+
+def _saved_paths(inv: Invocation) -> list[str]:
+    """Files a download or decode writes (-o/-O, > file, wget's default name)."""
+    out = [r.target.text for r in inv.redirects if r.writes and r.fd in ("", "1")]
+    words = inv.words
+    urls = [w.text for w in words[1:] if re.match(r"(?i)^(?:https?|ftp)://", w.text)]
+    for i, w in enumerate(words[1:], start=1):
+        t = w.text
+        nxt = words[i + 1].text if i + 1 < len(words) else ""
+        if t in ("-o", "--output", "-O", "--output-document") and nxt and nxt != "-":
+            if not (inv.name == "curl" and t == "-O"):
+                out.append(nxt)
+        elif t.startswith(("--output=", "--output-document=")):
+            out.append(t.split("=", 1)[1])
+        elif t.startswith("-o") and len(t) > 2 and inv.name == "curl":
+            out.append(t[2:])
+    curl_remote_name = inv.name == "curl" and any(
+        a == "--remote-name" or (a.startswith("-") and not a.startswith("--") and "O" in a)
+        for a in inv.args
+    )
+    if (inv.name == "wget" and not any(a in ("-O", "-qO-", "-O-") for a in inv.args)) or (
+        curl_remote_name
+    ):
+        out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
+    return [_key(p) for p in out if p]
+
+
+def _key(path: str) -> str:
+    p = path.strip()
+    while p.startswith("./"):
+        p = p[2:]
+    return posixpath.basename(p) if "/" not in p.lstrip("/") else p
+
+
+def _executed_paths(inv: Invocation) -> list[Word]:
+    """Files an invocation runs as code."""
+    n = inv.name
+    words = inv.words
+    if not words:
+        return []
+    if "/" in words[0].text and n not in ("[",):
+        return [words[0]]
+    if n in ("source", ".") and len(words) > 1:
+        return [words[1]]
+    if n in SHELLS or n in INTERPRETERS:
+        _, rest = _opts(words[1:])
+        if any(w.text in ("-c", "-e", "-E", "-r") for w in words[1:]):
+            return []
+        return rest[:1]
+    return []
+
+
+# ------------------------------------------------------------------------ per-invocation rules
+
+
+def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    n = inv.name
+    if n not in ("rm", "unlink", "shred", "srm", "trash", "rmdir", "wipe"):
+        return
+    flags, targets = _opts(inv.words[1:])
+    recursive = bool({"r", "R", "--recursive"} & flags) or n in ("srm", "wipe")
+    judged = inv.render()
+    if "--no-preserve-root" in flags:
+        yield Hit("cmd.destructive.rm_root", "rm --no-preserve-root", inv.span, judged)
+    if n == "rmdir":
+        return
+    if n == "shred" and not ({"u", "--remove"} & flags):
+        for t in targets:
+            if classify(t.text, ctx.cwd) in (Place.DEVICE,) and _DISK.match(t.text):
+                yield Hit("cmd.device_write", "shred overwrites a disk device", t.span, judged)
+        return
+    for t in targets:
+        place = classify(t.text, ctx.cwd)
+        if not t.literal and place not in (Place.ROOT, Place.HOME, Place.TEMP, Place.PROJECT):
+            place = Place.VARIABLE if t.text.startswith("$") else place
+        if place is Place.ROOT:
+            if recursive or t.text.rstrip("/*") in ("", "~"):
+                yield Hit(
+                    "cmd.destructive.rm_root", f"deletes {t.text} recursively", t.span, judged
+                )
+            else:
+                yield Hit("cmd.destructive.rm_outside", f"deletes {t.text}", t.span, judged)
+        elif place in (Place.SYSTEM, Place.HOME, Place.OUTSIDE):
+            yield Hit(
+                "cmd.destructive.rm_outside",
+                f"deletes {t.text} outside the project",
+                t.span,
+                judged,
+            )
+        elif place is Place.DEVICE:
+            if _DISK.match(t.text):
+                yield Hit("cmd.device_write", f"deletes device {t.text}", t.span, judged)
+        elif place is Place.VARIABLE and recursive:
+            yield Hit(
+                "cmd.destructive.rm_variable",
+                f"deletes {t.text}: the variable may be empty or anywhere",
+                t.span,
+                judged,
+            )
+        elif place is Place.PROJECT_ROOT and recursive:
+            yield Hit(
+                "cmd.destructive.rm_project",
+                f"deletes the whole working folder ({t.text})",
+                t.span,
+                judged,
+            )
+
+
+def _rule_find(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    if inv.name != "find":
+        return
+    args = inv.args
+    deleting = "-delete" in args or any(
+        a in ("-exec", "-execdir", "-ok", "-okdir") and i + 1 < len(args)
+        and args[i + 1].rsplit("/", 1)[-1] in ("rm", "shred", "unlink")
+        for i, a in enumerate(args)
+    )  # fmt: skip
+    if not deleting:
+        return
+    roots = [w for w in inv.words[1:] if not w.text.startswith(("-", "(", "!"))][:1]
+    for r in roots or [Word(".", True, inv.span)]:
+        place = classify(r.text, ctx.cwd)
+        if place is Place.ROOT:
+            yield Hit(
+                "cmd.destructive.find_delete",
+                f"find deletes under {r.text}",
+                r.span,
+                inv.render(),
+            )
+        elif place in (Place.SYSTEM, Place.HOME, Place.OUTSIDE):
+            yield Hit("cmd.destructive.rm_outside", f"find deletes under {r.text}", r.span,
+                      inv.render())  # fmt: skip
+        elif place is Place.VARIABLE:
+            yield Hit("cmd.destructive.rm_variable", f"find deletes under {r.text}", r.span,
+                      inv.render())  # fmt: skip
+
+
+_GIT_GLOBAL_ARG = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
+_GIT_EXEC_KEYS = re.compile(
+    r"(?i)^(?:alias\.[^=]+=\s*!|core\.(?:pager|sshcommand|fsmonitor|hookspath|editor|askpass|"
+    r"gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:textconv|command)|"
+    r"filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper=\s*!|gpg\.(?:[^.]+\.)?program|"
+    r"uploadpack\.packobjectshook|merge\.[^.]+\.driver|pager\.[^=]+|protocol\.ext\.allow|"
+    r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof)"
+)
+
+
+def _git_split(words: list[Word]) -> tuple[list[tuple[str, Span]], list[Word]]:
+    configs: list[tuple[str, Span]] = []
+    i = 1
+    while i < len(words):
+        t = words[i].text
+        if t == "-c" and i + 1 < len(words):
+            configs.append((words[i + 1].text, words[i + 1].span))
+            i += 2
+        elif t in _GIT_GLOBAL_ARG:
+            i += 2
+        elif t.startswith("-"):
+            i += 1
+        else:
+            break
+    return configs, words[i:]
+
+
+def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    if inv.name != "git":
+        return
+    judged = inv.render()
+    configs, rest = _git_split(inv.words)
+    for value, span in configs:
+        if _GIT_EXEC_KEYS.match(value):
+            yield Hit("cmd.git.config_exec", f"git -c {value.split('=')[0]} runs a program", span,
+                      judged)  # fmt: skip
+    for k, v in inv.env.items():
+        if k in (
+            "GIT_SSH_COMMAND",
+            "GIT_SSH",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_PAGER",
+            "GIT_EDITOR",
+            "GIT_ASKPASS",
+            "GIT_PROXY_COMMAND",
+            "PAGER",
+        ) and v not in ("cat", "less", ""):
+            yield Hit("cmd.git.config_exec", f"{k} makes git run {v[:40]}", inv.span, judged)
+    if not rest:
+        return
+    sub = rest[0].text
+    args = [w.text for w in rest[1:]]
+    if sub == "config":
+        positional = [a for a in args if not a.startswith("-")]
+        if positional:
+            key = positional[0]
+            value = positional[1] if len(positional) > 1 else ""
+            runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+            if runs and (len(positional) > 1 or "--add" in args):
+                yield Hit("cmd.git.config_exec", f"git config {key} runs a program",
+                              inv.span, judged)  # fmt: skip
+            if key.lower().startswith("alias.") and re.search(
+                r"push\s.*(?:-f\b|--force|--mirror|\+)", value
+            ):
+                yield Hit("cmd.git.force_push", f"alias {key} force-pushes", inv.span, judged)
+        return
+    if sub == "push":
+        yield from _git_push(inv, rest, judged)
+    elif sub == "reset" and ("--hard" in args or "--merge" in args):
+        yield Hit("cmd.destructive.git_discard", "git reset --hard discards work", inv.span, judged)
+    elif sub == "clean":
+        flags, _ = _opts(rest[1:])
+        if ("f" in flags or "--force" in flags) and not ({"n", "--dry-run"} & flags):
+            yield Hit("cmd.destructive.git_discard", "git clean -f deletes untracked files",
+                      inv.span, judged)  # fmt: skip
+    elif sub == "stash" and args[:1] and args[0] in ("drop", "clear"):
+        yield Hit("cmd.destructive.git_discard", f"git stash {args[0]}", inv.span, judged)
+    elif sub == "branch" and any(
+        a in ("-D", "--delete --force")
+        or (a.startswith("-") and not a.startswith("--") and "D" in a)
+        for a in args
+    ):
+        yield Hit("cmd.destructive.git_discard", "git branch -D deletes unmerged work",
+                  inv.span, judged)  # fmt: skip
+    elif sub in ("checkout", "restore") and (
+        ("--" in args and sub == "checkout" and args[args.index("--") + 1 :])
+        or (sub == "checkout" and args in (["."], ["--", "."], ["-f"], ["--force"]))
+        or (sub == "restore" and "--staged" not in args and "-S" not in args and args)
+        or (sub == "checkout" and ("-f" in args or "--force" in args))
+    ):
+        yield Hit("cmd.destructive.git_discard", f"git {sub} discards uncommitted changes",
+                  inv.span, judged)  # fmt: skip
+    elif sub in ("reflog",) and "expire" in args and any("now" in a or "all" in a for a in args):
+        yield Hit("cmd.destructive.git_discard", "git reflog expire drops history", inv.span,
+                  judged)  # fmt: skip
+    elif sub in ("filter-branch", "filter-repo"):
+        yield Hit("cmd.destructive.git_discard", f"git {sub} rewrites history", inv.span, judged)
+    elif sub == "update-ref" and "-d" in args:
+        yield Hit("cmd.destructive.git_discard", "git update-ref -d", inv.span, judged)
+
+
+def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
+    force = False
+    mirror = False
+    delete = False
+    all_refs = False
+    positional: list[Word] = []
+    skip = False
+    for w in rest[1:]:
+        t = w.text
+        if skip:
+            skip = False
+            continue
+        if t in ("--repo", "-o", "--push-option", "--receive-pack", "--exec"):
+            skip = True
+        elif (
+            t.startswith("--force")
+            or t == "-f"
+            or (t.startswith("-") and not t.startswith("--") and "f" in t[1:])
+        ):
+            force = True
+        elif t == "--mirror":
+            mirror = True
+        elif t in ("--delete", "-d"):
+            delete = True
+        elif t in ("--all", "--branches"):
+            all_refs = True
+        elif t == "--prune":
+            delete = True
+        elif not t.startswith("-"):
+            positional.append(w)
+    if mirror:
+        yield Hit("cmd.git.force_push", "git push --mirror overwrites every ref", inv.span, judged)
+        return
+    refspecs = positional[1:]
+    if not refspecs:
+        if force and not delete:
+            yield Hit(
+                "cmd.git.force_push",
+                "git push --force of the current branch" + (" (all branches)" if all_refs else ""),
+                inv.span,
+                judged,
+            )
+        elif delete and all_refs:
+            yield Hit("cmd.git.force_push", "git push --prune deletes remote branches", inv.span,
+                      judged)  # fmt: skip
+        return
+    for r in refspecs:
+        spec = r.text
+        plus = spec.startswith("+")
+        spec = spec.lstrip("+")
+        dst = spec.split(":", 1)[1] if ":" in spec else spec
+        src = spec.split(":", 1)[0] if ":" in spec else spec
+        deleting = delete or (":" in spec and src == "")
+        protected = bool(PROTECTED_BRANCHES.match(dst)) or not r.literal
+        if (force or plus) and protected:
+            yield Hit("cmd.git.force_push", f"force push to {dst or spec}", r.span, judged)
+        elif deleting and protected:
+            yield Hit("cmd.git.force_push", f"deletes protected branch {dst}", r.span, judged)
+
+
+def _rule_device(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    n = inv.name
+    judged = inv.render()
+    for r in inv.redirects:
+        if r.writes and _DISK.match(r.target.text):
+            yield Hit("cmd.device_write", f"writes to {r.target.text}", r.target.span, judged)
+        elif r.writes and r.target.text in ("/proc/sysrq-trigger",):
+            yield Hit("cmd.destructive.shutdown", "sysrq trigger", r.target.span, judged)
+    if n == "dd":
+        for w in inv.words[1:]:
+            if w.text.startswith("of=") and _DISK.match(w.text[3:]):
+                yield Hit("cmd.device_write", f"dd writes to {w.text[3:]}", w.span, judged)
+    elif n.startswith(("mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "newfs")) or n in (
+        "wipefs", "blkdiscard", "sgdisk", "zpool", "mdadm", "cryptsetup", "badblocks",
+    ):  # fmt: skip
+        if n == "zpool" and not {"create", "destroy", "labelclear"} & set(inv.args):
+            return
+        if n == "cryptsetup" and not {"luksFormat", "erase", "luksErase"} & set(inv.args):
+            return
+        if n == "badblocks" and not {"-w"} & set(inv.args):
+            return
+        if n == "mdadm" and not {"--create", "-C", "--zero-superblock"} & set(inv.args):
+            return
+        if n == "sgdisk" and not any(
+            a.startswith(("-o", "-Z", "-z", "--zap", "--clear", "-n", "-d")) for a in inv.args
+        ):
+            return
+        yield Hit("cmd.device_write", f"{n} writes a file system or wipes a disk", inv.span,
+                  judged)  # fmt: skip
+    elif n in ("fdisk", "sfdisk", "parted", "gdisk", "cfdisk"):
+        if not ({"-l", "--list", "print", "-s"} & set(inv.args)):
+            yield Hit("cmd.device_write", f"{n} repartitions a disk", inv.span, judged)
+    elif n == "diskutil" and {
+        "eraseDisk", "eraseVolume", "partitionDisk", "zeroDisk", "randomDisk", "secureErase",
+        "reformat",
+    } & set(inv.args):  # fmt: skip
+        yield Hit("cmd.device_write", "diskutil erases a disk", inv.span, judged)
+    elif n in ("cp", "cat", "tee", "mv", "pv") and any(_DISK.match(a) for a in inv.args[-1:]):
+        yield Hit("cmd.device_write", f"{n} writes to a disk device", inv.span, judged)
+    elif n == "mv" and inv.args[-1:] == ["/dev/null"]:
+        yield Hit("cmd.destructive.rm_outside", "mv to /dev/null deletes", inv.span, judged)
+
+
+def _rule_net_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    n = inv.name
+    judged = inv.render()
+    args = inv.args
+    if n in ("nc", "ncat", "netcat", "cryptcat", "pwncat", "sbd"):
+        flags, _ = _opts(inv.words[1:])
+        if ("l" in flags or "--listen" in flags) and not (
+            {"e", "c", "--exec", "--sh-exec", "--lua-exec"} & flags
+        ):
+            yield Hit("cmd.remote_access", f"{n} listens for connections", inv.span, judged)
+        execs = any(a in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") for a in args) or (
+            "e" in flags or "c" in flags
+        )
+        if execs:
+            listen = "l" in flags or "--listen" in flags
+            yield Hit(
+                "cmd.bind_shell" if listen else "cmd.reverse_shell",
+                f"{n} runs a program for the connection",
+                inv.span,
+                judged,
+            )
+    elif n == "socat":
+        joined = " ".join(args).lower()
+        if re.search(r"\b(?:exec|system):", joined):
+            listen = "listen" in joined
+            yield Hit("cmd.bind_shell" if listen else "cmd.reverse_shell",
+                      "socat connects a program to a socket", inv.span, judged)  # fmt: skip
+    net_redirect = [
+        r for r in inv.redirects if "/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text
+    ]
+    if net_redirect and (n in SHELLS or n in ("exec", "cat", "sh") or inv.name in INTERPRETERS):
+        yield Hit(
+            "cmd.reverse_shell",
+            "a shell's input or output is a network socket",
+            net_redirect[0].target.span,
+            judged,
+        )
+    if n in ("xterm",) and "-display" in args:
+        yield Hit("cmd.reverse_shell", "xterm sends a terminal to a remote display", inv.span,
+                  judged)  # fmt: skip
+
+
+def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Persistence, account, history and guard files written, moved, linked or deleted."""
+    n = inv.name
+    judged = inv.render()
+    redirected: list[Word] = [r.target for r in inv.redirects if r.writes]
+    targets = list(redirected)
+    modifies = n not in READ_ONLY
+    if modifies:
+        targets += [w for w in inv.words[1:] if not w.text.startswith("-") or "=" in w.text]
+    if n == "find" and ("-delete" in inv.args or any(a.endswith("rm") for a in inv.args)):
+        targets += inv.words[1:2]
+    seen: set[str] = set()
+    for t in targets:
+        if not t.text or not ("/" in t.text or t.text[0] in ".~$" or "=" in t.text):
+            continue  # no path that could name a start-up, account, history or guard file
+        via_redirect = any(t is r for r in redirected)
+        text = t.text.split("=", 1)[1] if t.text.startswith(("of=", "--output=")) else t.text
+        path = canonical_for_match(text, ctx.cwd)
+        if path in seen:
+            continue
+        seen.add(path)
+        if ctx.guard_re.search(path):
+            yield Hit("cmd.guard_tamper", f"{n} changes {text}", t.span, judged)
+        if n in ("cat", "grep", "ls") and not via_redirect:
+            continue
+        if PERSISTENCE_FILES.search(path) and n not in ("rm", "unlink", "shred"):
+            yield Hit("cmd.persistence", f"{n} writes start-up file {text}", t.span, judged)
+        elif ACCOUNT_FILES.search(path) and n not in ("cat",):
+            yield Hit("cmd.privilege.accounts", f"{n} changes {text}", t.span, judged)
+        elif HISTORY_FILES.search(path) and (
+            (via_redirect and n != "tee" and not _appends(inv, t))
+            or n in _WIPERS
+            or (n in ("cp", "mv", "ln", "install") and t is targets[-1] and not via_redirect)
+            or (n == "dd" and t.text.startswith("of="))
+            or (n in ("sed", "perl") and any(a.startswith("-i") for a in inv.args))
+        ):
+            yield Hit("cmd.history_wipe", f"{n} changes history or logs ({text})", t.span, judged)
+    if n in ("ln",) and inv.args and inv.args[0] in ("-s", "-sf", "-fs") and len(inv.args) >= 3:
+        dest = canonical_for_match(inv.args[-1], ctx.cwd)
+        if inv.args[-2] == "/dev/null" and HISTORY_FILES.search(dest):
+            yield Hit("cmd.history_wipe", "history linked to /dev/null", inv.span, judged)
+
+
+_WIPERS = frozenset({"rm", "unlink", "shred", "truncate", "srm", "wipe", "mv"})
+
+
+def _appends(inv: Invocation, target: Word) -> bool:
+    return any(r.target is target and r.op == ">>" for r in inv.redirects)
+
+
+def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Commands whose name and arguments alone say what they do."""
+    n = inv.name
+    args = inv.args
+    a = set(args)
+    judged = inv.render()
+    sp = inv.span
+    if n == "crontab" and not ({"-l", "-r", "-u"} & a and "-" not in a and len(args) <= 2):
+        if "-l" not in a:
+            yield Hit("cmd.persistence", "crontab installs scheduled jobs", sp, judged)
+    elif n in ("at", "batch") and "-l" not in a and "-r" not in a:
+        yield Hit("cmd.persistence", f"{n} schedules a command", sp, judged)
+    elif n == "launchctl" and {"load", "bootstrap", "submit", "enable"} & a:
+        yield Hit("cmd.persistence", "launchctl loads a launch agent", sp, judged)
+    elif (
+        n == "launchctl"
+        and {"unload", "bootout", "disable", "remove"} & a
+        and SECURITY_UNITS.search(" ".join(args))
+    ):
+        yield Hit("cmd.security_disable", "launchctl stops a security agent", sp, judged)
+    elif n in ("systemctl", "service", "rc-service", "update-rc.d", "chkconfig", "sv", "rc-update"):
+        units = " ".join(x for x in args if not x.startswith("-"))
+        stopping = {"stop", "disable", "mask", "kill", "off", "del", "remove"} & a
+        if n == "systemctl" and {"reboot", "poweroff", "halt", "kexec"} & a:
+            yield Hit("cmd.destructive.shutdown", "systemctl stops or restarts the machine", sp,
+                      judged)  # fmt: skip
+        elif stopping and SECURITY_UNITS.search(units):
+            yield Hit("cmd.security_disable", f"{n} stops security tooling", sp, judged)
+        elif {"enable", "link", "on", "add", "defaults"} & a and n != "service":
+            yield Hit("cmd.persistence", f"{n} enables a service at boot", sp, judged)
+    elif n == "systemd-run" and "--on-calendar" in " ".join(args):
+        yield Hit("cmd.persistence", "systemd-run schedules a timer", sp, judged)
+    elif n in ("setenforce",) and args[:1] and args[0].lower() in ("0", "permissive"):
+        yield Hit("cmd.security_disable", "SELinux set to permissive", sp, judged)
+    elif n == "ufw" and "disable" in a:
+        yield Hit("cmd.security_disable", "ufw disable", sp, judged)
+    elif n in ("iptables", "ip6tables", "nft") and (
+        {"-F", "--flush", "flush"} & a or re.search(r"-P\s+\w+\s+ACCEPT", " ".join(args))
+    ):
+        yield Hit("cmd.security_disable", f"{n} drops the firewall rules", sp, judged)
+    elif n == "pfctl" and "-d" in a:
+        yield Hit("cmd.security_disable", "pfctl -d disables the firewall", sp, judged)
+    elif n == "spctl" and {"--master-disable", "--global-disable", "--disable"} & a:
+        yield Hit("cmd.security_disable", "Gatekeeper disabled", sp, judged)
+    elif n == "csrutil" and "disable" in a:
+        yield Hit("cmd.security_disable", "System Integrity Protection disabled", sp, judged)
+    elif n == "socketfilterfw" and any("off" in x for x in args):
+        yield Hit("cmd.security_disable", "application firewall off", sp, judged)
+    elif n == "auditctl" and ({"-D"} & a or re.search(r"-e\s*0", " ".join(args))):
+        yield Hit("cmd.security_disable", "audit rules removed or audit disabled", sp, judged)
+    elif n in ("kill", "pkill", "killall") and SECURITY_UNITS.search(" ".join(args)):
+        yield Hit("cmd.security_disable", f"{n} stops security tooling", sp, judged)
+    elif n == "sysctl" and re.search(
+        r"randomize_va_space\s*=\s*0|ptrace_scope\s*=\s*0", " ".join(args)
+    ):
+        yield Hit("cmd.security_disable", "kernel hardening turned off", sp, judged)
+    elif n == "xattr" and "com.apple.quarantine" in a and ({"-d", "-c", "-dr", "-rd"} & a):
+        yield Hit("cmd.security_disable", "Gatekeeper quarantine removed", sp, judged)
+    elif n == "defaults" and re.search(
+        r"LSQuarantine|com\.apple\.alf|LoginHook|LogoutHook", " ".join(args)
+    ):
+        code = "cmd.persistence" if "Hook" in " ".join(args) else "cmd.security_disable"
+        yield Hit(code, "defaults write changes a security or login setting", sp, judged)
+    elif n == "history" and ({"-c", "-d"} & a or any(x.startswith("-d") for x in args)):
+        yield Hit("cmd.history_wipe", "history is cleared", sp, judged)
+    elif n == "set" and "+o" in a and "history" in a:
+        yield Hit("cmd.history_wipe", "history recording turned off", sp, judged)
+    elif n == "unset" and {"HISTFILE", "HISTSIZE", "HISTFILESIZE"} & a:
+        yield Hit("cmd.history_wipe", "history variables unset", sp, judged)
+    elif n == "unset" and "DOMESTIQUE_HOME" in a:
+        yield Hit("cmd.guard_tamper", "DOMESTIQUE_HOME unset", sp, judged)
+    elif n == "journalctl" and any(x.startswith(("--vacuum", "--rotate", "--flush")) for x in args):
+        yield Hit("cmd.history_wipe", "system journal vacuumed", sp, judged)
+    elif n == "log" and "erase" in a:
+        yield Hit("cmd.history_wipe", "unified log erased", sp, judged)
+    elif n in ("chmod",) or (n == "install" and "-m" in a):
+        yield from _chmod(inv, ctx)
+    elif n in ("chown", "chgrp"):
+        flags, rest = _opts(inv.words[1:])
+        for t in rest[1:]:
+            place = classify(t.text, ctx.cwd)
+            if place in (Place.ROOT, Place.SYSTEM) or (
+                place is Place.HOME and "R" in flags and t.text.rstrip("/") in ("~",)
+            ):
+                yield Hit("cmd.privilege.permissions", f"{n} on {t.text}", t.span, judged)
+    elif (
+        n in ("insmod", "modprobe", "kextload", "kmutil")
+        and args
+        and not ({"-r", "--remove", "-n", "--dry-run", "showloaded", "inspect", "-l"} & a)
+    ):
+        yield Hit("cmd.privilege.kernel", f"{n} loads a kernel module", sp, judged)
+    elif n in ("shutdown", "reboot", "halt", "poweroff") or (
+        n == "systemctl" and {"reboot", "poweroff", "halt"} & a
+    ):
+        if not ({"-c", "--help", "-k"} & a):
+            yield Hit("cmd.destructive.shutdown", f"{n} stops or restarts the machine", sp, judged)
+    elif (
+        n == "security"
+        and args[:1]
+        and (
+            args[0] in ("dump-keychain", "export")
+            or (args[0].startswith("find-") and "password" in args[0])
+        )
+    ):
+        yield Hit("cmd.credential_read", f"security {args[0]} reads the keychain", sp, judged)
+    elif (
+        n in ("update-ca-certificates", "update-ca-trust")
+        or (n == "security" and args[:1] in (["add-trusted-cert"], ["import"]))
+        or (n == "trust" and "anchor" in a)
+    ):
+        yield Hit("cmd.security_disable", f"{n} changes the trusted certificate authorities", sp,
+                  judged)  # fmt: skip
+    elif n == "nmap" and "--interactive" in a:
+        yield Hit("cmd.interactive_shell", "nmap --interactive offers !sh", sp, judged)
+    elif n == "tmutil" and {"disable", "delete", "deletelocalsnapshots"} & a:
+        yield Hit("cmd.security_disable", "tmutil turns off or deletes backups", sp, judged)
+    elif (
+        (n in ("code", "code-insiders") and "tunnel" in a)
+        or n in ("devtunnel", "ngrok", "bore", "chisel", "frpc", "lt", "localtunnel")
+        or (n == "cloudflared" and "tunnel" in a)
+        or (n == "kickstart" and "-activate" in a)
+    ):
+        yield Hit("cmd.remote_access", f"{n} opens this machine to remote access", sp, judged)
+    elif n == "ssh" and (
+        {"-R", "-D"} & a or any(x.startswith(("-R", "-D")) and len(x) > 2 for x in args)
+    ):
+        yield Hit("cmd.remote_access", "ssh opens a reverse tunnel or SOCKS proxy", sp, judged)
+    elif n == "pw" and args[:1] and args[0] in ("useradd", "usermod", "groupadd", "userdel"):
+        yield Hit("cmd.privilege.accounts", f"pw {args[0]} changes accounts", sp, judged)
+    elif n == "dsenableroot":
+        yield Hit("cmd.privilege.accounts", "dsenableroot enables the root account", sp, judged)
+    elif n in ("setcap",):
+        yield Hit("cmd.privilege.setuid", "setcap grants capabilities", sp, judged)
+    elif n in ("visudo", "vipw", "vigr", "chpasswd", "passwd", "usermod", "useradd", "adduser",
+               "userdel", "groupadd", "gpasswd", "sysadminctl", "dseditgroup", "newusers",
+               "deluser", "addgroup"):  # fmt: skip
+        if not (n == "passwd" and not args):
+            yield Hit("cmd.privilege.accounts", f"{n} changes accounts or groups", sp, judged)
+    elif n == "dscl" and any(x in ("-create", "-append", "-passwd", "-delete") for x in args):
+        yield Hit("cmd.privilege.accounts", "dscl changes directory accounts", sp, judged)
+    elif n in ("domestique",) and args[:1] and args[0] in ("uninstall", "install"):
+        yield Hit("cmd.guard_tamper", f"domestique {args[0]} changes the hooks", sp, judged)
+    elif n in ("pip", "pip3", "pipx", "uv") and "uninstall" in a and "domestique" in a:
+        yield Hit("cmd.guard_tamper", "uninstalls Domestique", sp, judged)
+    elif n in ("export", "declare", "typeset", "local", "readonly"):
+        for x in args:
+            name, _, value = x.partition("=")
+            yield from _assignment_hit(name, value, sp, judged)
+    for k, v in inv.env.items():
+        yield from _assignment_hit(k, v, sp, judged, exported=False)
+
+
+def _assignment_hit(
+    name: str, value: str, span: Span, judged: str, *, exported: bool = True
+) -> Iterator[Hit]:
+    if name == "HISTFILE" and value in ("", "/dev/null"):
+        yield Hit("cmd.history_wipe", "history file set to nothing", span, judged)
+    elif name in ("HISTSIZE", "HISTFILESIZE", "SAVEHIST") and value.strip("'\"") == "0":
+        yield Hit("cmd.history_wipe", f"{name}=0 stops history", span, judged)
+    elif name == "HISTCONTROL" and any(v in value for v in ("ignorespace", "ignoreboth")):
+        yield Hit("cmd.history_wipe", "HISTCONTROL hides commands from history", span, judged)
+    elif name == "DOMESTIQUE_HOME":
+        yield Hit("cmd.guard_tamper", "DOMESTIQUE_HOME moved", span, judged)
+    elif (
+        name in ("LD_PRELOAD", "DYLD_INSERT_LIBRARIES")
+        and value
+        and (exported or classify(value, None) not in (Place.PROJECT, Place.PROJECT_ROOT))
+    ):
+        yield Hit("cmd.privilege.setuid", f"{name} injects a library into later commands", span,
+                  judged)  # fmt: skip
+
+
+def _chmod(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    flags, rest = _opts(inv.words[1:])
+    judged = inv.render()
+    if inv.name == "install":
+        words = inv.words
+        modes = [words[i + 1].text for i, w in enumerate(words[:-1]) if w.text == "-m"]
+        if any(_SETUID_MODE.match(m) for m in modes):
+            yield Hit("cmd.privilege.setuid", "install sets the setuid bit", inv.span, judged)
+        return
+    if not rest:
+        return
+    mode = rest[0].text
+    dirs = any("dirs" in v for v in inv.via) or any(
+        "-type d" in " ".join(u.argv) for u in (ctx.invs[i] for i in inv.upstream)
+    )
+    for part in mode.split(","):
+        if _SETUID_MODE.match(part) or (_SETGID_MODE.match(part) and not dirs):
+            yield Hit("cmd.privilege.setuid", f"chmod {mode} sets setuid/setgid", rest[0].span,
+                      judged)  # fmt: skip
+            break
+    wide = any(_WORLD_WRITABLE.match(p) for p in mode.split(",")) or mode in ("777", "0777", "666")
+    recursive = bool({"R", "--recursive"} & flags)
+    for t in rest[1:]:
+        place = classify(t.text, ctx.cwd)
+        if (place is Place.ROOT and (wide or recursive)) or (place is Place.SYSTEM and wide):
+            yield Hit("cmd.privilege.permissions", f"chmod {mode} on {t.text}", t.span, judged)
+        elif (
+            place is Place.HOME
+            and wide
+            and CREDENTIAL_FILES.search(canonical_for_match(t.text, ctx.cwd))
+        ):
+            yield Hit("cmd.privilege.permissions", f"chmod {mode} opens {t.text}", t.span, judged)
+
+
+def _rule_shell_escape(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A tool given a shell to start (GTFOBins): ``-TT 'sh #'``, ``:!/bin/sh``, ``exec=/bin/sh``."""
+    n = inv.name
+    if n in SHELLS or n in _SHELL_ESCAPE_OK or n in WRAPPERS:
+        return
+    texts = [(w.text if w.literal else _SUBST.sub(" ", w.text), w.span) for w in inv.words[1:]]
+    texts += [(f"{k}={v}", inv.span) for k, v in inv.env.items()]
+    previous = ""
+    for text, span in texts:
+        if previous in ("completion", "completions", "-s", "--shell") and text in SHELLS:
+            previous = text
+            continue  # `gh completion -s bash`: names a shell, starts none
+        previous = text
+        if "sh" in text and _SHELL_ARG.search(text):
+            yield Hit("cmd.shell_escape", f"{n} is told to start a shell ({text[:40]})", span,
+                      inv.render())  # fmt: skip
+            return
+
+
+_SUBST = re.compile(r"\$\([^()]*\)|`[^`]*`")
+_SHELL_ARG = re.compile(
+    r"(?:^|[=!:'\"(\s,;{`%])(?:/usr)?(?:/local)?(?:/bin/)?(?:ba|da|z|k|c|tc|a|mk)?sh"
+    r"(?:\s+-[a-z]*[ip][a-z]*)?(?:\s*$|\s*[#'\";)}&|,`]|\s+-[a-z]*[ips]\b|\s+\d?[<>])"
+)
+
+
+_RECON_TOOLS = re.compile(
+    r"(?i)\b(?:linenum|linpeas|linuxprivchecker|pspy\d*|mimipenguin|lazagne|les\.sh|"
+    r"linux-exploit-suggester|unix-privesc-check|sudo_killer|beroot|traitor)\b"
+)
+# Lower-case fragments of the names above: a cheap test before the regex.
+_RECON_TOOL_HINTS = ("lin", "pspy", "mimipenguin", "lazagne", "les.sh", "privesc", "sudo_killer",
+                     "beroot", "traitor")  # fmt: skip
+_RECON_PERM = re.compile(
+    r"^[-/+]?(?:[0-7]?[1246]000|[ug]=s|[ug]\+s|u=s,g=s)$|^-?0*[2-7]?0*2$|^-222$|^-[24]$|^-o$"
+)
+_RECON_NAMES = re.compile(
+    r"(?i)(?:id_[rd]sa|id_ecdsa|id_ed25519|authorized_keys|\.htpasswd|\.bash_history|"
+    r"\.sudo_as_admin_successful|\.git-credentials|\.kdbx|wp-config\.php|\.pgpass|\.netrc|"
+    r"shadow|credentials|msal_token_cache|accesstokens\.json|\.rhosts|hosts\.equiv|\.plan$)"
+)
+
+
+# Service and storage CLIs whose destroying verbs delete data that is not in the project.
+_DATA_CLIS = frozenset(
+    {
+        "aws", "gcloud", "gsutil", "az", "kubectl", "helm", "terraform", "pulumi", "vault", "op",
+        "doppler", "rclone", "restic", "borg", "velero", "nats", "circleci", "gh", "glab",
+        "rabbitmqctl", "rabbitmqadmin", "gitlab-runner", "heroku", "fly", "flyctl", "vercel",
+        "netlify", "firebase", "supabase", "doctl", "hcloud", "openstack", "s3cmd", "mc", "consul",
+        "etcdctl", "stripe", "redis-cli", "docker", "podman", "nomad", "kubeadm", "eksctl",
+        "minikube", "kind", "linode-cli", "ibmcloud", "oci", "tsh", "argocd", "flux",
+        "kafka-topics", "kafka-consumer-groups", "kafka-configs", "kafka-acls",
+        "kafka-delete-records", "java",
+        "aws-vault", "sops", "gopass", "pass", "bw", "lpass", "kubectx", "k9s", "virsh", "vagrant",
+        "multipass", "lxc", "incus", "zfs", "btrfs", "lvremove", "vgremove", "pvremove",
+    }
+)  # fmt: skip
+_DATA_VERBS = re.compile(
+    r"(?i)^(?:delete|del|destroy|purge|rm|rb|rdelete|repo-delete|forget|prune|compact|"
+    r"deletefile|rmdir|rmdirs|cleanup|unsubscribe|purge[-_][\w-]+|"
+    r"unregister|uninstall|terminate|drop|disable|revoke|archive|flushall|flushdb|"
+    r"delete[-_][\w-]+|remove[-_][\w-]+|terminate[-_][\w-]+|deregister[-_]?[\w-]*|"
+    r"clear_permissions|clear[-_]\w+|wipe|reset|nuke|undeploy|teardown|"
+    r"update-secret|put-secret-value|rotate-secret|--delete|--remove|--delete-config|"
+    r"--force-delete[\w-]*|--delete-[\w-]+|--purge|rmi|--volumes)$"
+)
+_METADATA = re.compile(
+    r"169\.254\.169\.254|169\.254\.170\.2|metadata\.google\.internal|fd00:ec2::254"
+)
+_SQL_DESTROY = re.compile(
+    r"(?i)\b(?:drop\s+(?:table|database|schema|index|user)|truncate\s+(?:table\s+)?\w|"
+    r"delete\s+from\s+\w+\s*(?:;|$)|dropDatabase|flushall)"
+)
+_HTTP_DELETE = re.compile(
+    r"(?i)(?:-X\s*|--request[= ]\s*|--method[= ]\s*)DELETE\b|_delete_by_query|/doDelete\b"
+)
+
+
+def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Deletes data in services, buckets, databases, backups or sync destinations."""
+    n = inv.name
+    args = inv.args
+    judged = inv.render()
+    if n.startswith("kafka-") or n in _DATA_CLIS:
+        positional = [a for a in args if not a.startswith("-")]
+        verbs = [a for a in positional[:4] if _DATA_VERBS.match(a)]
+        verbs += [a for a in args if a.startswith("--") and _DATA_VERBS.match(a)]
+        if n.startswith("kafka-") and "delete" in n:
+            verbs.append(n)
+        if n in ("docker", "podman"):
+            pos = [a for a in args if not a.startswith("-")][:2]
+            forced = bool({"-f", "--force", "-a", "--all", "-v", "--volumes"} & set(args))
+            destroys = (pos[:1] in (["rm"], ["rmi"]) and forced) or (
+                len(pos) == 2 and pos[0] in ("system", "volume", "image", "container", "network",
+                                             "builder") and pos[1] in ("prune", "rm")
+            )  # fmt: skip
+            verbs = pos[:1] if destroys else []
+        if n == "rclone" and {"sync", "move"} & set(args[:1]):
+            verbs = args[:1]
+        if n == "kubectl" and args[:1] == ["delete"]:
+            verbs = ["delete"]
+        if verbs:
+            yield Hit("cmd.destructive.data", f"{n} {verbs[0]} deletes data outside the project",
+                      inv.span, judged)  # fmt: skip
+            return
+    if n in DOWNLOADERS and any(_METADATA.search(a) for a in args):
+        yield Hit("cmd.credential_read", "queries the cloud metadata service (credentials)",
+                  inv.span, judged)  # fmt: skip
+    if n in DOWNLOADERS or n == "gh":
+        flat = " ".join(args)
+        if _HTTP_DELETE.search(flat) or (
+            n in ("http", "https", "xh") and args[:1] and args[0].upper() == "DELETE"
+        ):  # fmt: skip
+            yield Hit("cmd.destructive.data", f"{n} sends an HTTP DELETE", inv.span, judged)
+            return
+    if n == "rsync" and any(a.startswith(("--delete", "--remove-source-files")) for a in args):
+        yield Hit(
+            "cmd.destructive.data", "rsync deletes files at the destination", inv.span, judged
+        )
+        return
+    databases = ("psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client")
+    if (n in databases and _SQL_DESTROY.search(" ".join(args))) or (
+        n == "redis-cli" and {"flushall", "flushdb"} & {a.lower() for a in args}
+    ):
+        yield Hit("cmd.destructive.data", f"{n} drops or empties data", inv.span, judged)
+
+
+def _rule_container(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A container given the host's root or home folder, PID namespace or full privileges."""
+    n = inv.name
+    if n not in ("docker", "podman", "nerdctl", "lxc", "incus", "ctr"):
+        return
+    args = inv.args
+    judged = inv.render()
+    for i, a in enumerate(args):
+        value = a.split("=", 1)[1] if "=" in a and a.startswith("--") else (
+            args[i + 1] if a in ("-v", "--volume", "--mount") and i + 1 < len(args) else ""
+        )  # fmt: skip
+        if a in ("-v", "--volume") or a.startswith(("--volume=", "--mount", "-v/", "-v~")):
+            value = value or a[2:]
+            if "src=" in value or "source=" in value:
+                src = re.split(r"(?:^|,)(?:src|source)=", value, maxsplit=1)[1].split(",")[0]
+            else:
+                src = value.split(":", 1)[0]
+            if src and classify(src, ctx.cwd) in (Place.ROOT, Place.HOME, Place.SYSTEM):
+                yield Hit("cmd.privilege.container", f"{n} mounts the host's {src}", inv.span,
+                          judged)  # fmt: skip
+                return
+        if a in ("--privileged", "--pid=host", "--userns=host", "security.privileged=true") or (
+            a.startswith("source=/") and a in ("source=/",)
+        ):
+            yield Hit("cmd.privilege.container", f"{n} {a}", inv.span, judged)
+            return
+    if n in ("lxc", "incus") and any(x in ("source=/", "security.privileged=true") for x in args):
+        yield Hit("cmd.privilege.container", f"{n} shares the host's root", inv.span, judged)
+
+
+def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Privilege-escalation and credential hunting: SUID searches, writable dirs, key hunts."""
+    n = inv.name
+    judged = inv.render()
+    argv = " ".join(inv.argv)
+    low = argv.lower()
+    if any(k in low for k in _RECON_TOOL_HINTS) and _RECON_TOOLS.search(argv):
+        yield Hit("cmd.recon", "runs a privilege-escalation enumeration tool", inv.span, judged)
+        return
+    if n in ("grep", "egrep", "rg", "ag") and re.search(
+        r"(?i)pass|secret|token|api.?key", " ".join(inv.args)
+    ):
+        paths = [w.text for w in inv.words[1:] if not w.text.startswith("-")][1:]
+        paths += [
+            u.args[0] for u in (ctx.invs[i] for i in inv.upstream) if u.name == "cat" and u.args
+        ]
+        for p in paths:
+            canon = canonical_for_match(p, ctx.cwd)
+            if classify(p, ctx.cwd) is Place.ROOT or HISTORY_FILES.search(canon):
+                yield Hit("cmd.recon", f"{n} hunts for passwords in {p}", inv.span, judged)
+                return
+    if (
+        n == "awk"
+        and "/etc/passwd" in inv.args
+        and re.search(r"\$3\s*==\s*\"?0", " ".join(inv.args))
+    ):
+        yield Hit("cmd.recon", "awk lists the root-equivalent accounts", inv.span, judged)
+        return
+    if n != "find":
+        return
+    args = inv.args
+    roots = [a for a in args if not a.startswith(("-", "(", "!", "\\"))][:1] or ["."]
+    place = classify(roots[0], ctx.cwd)
+    wide = place in (Place.ROOT, Place.SYSTEM, Place.HOME, Place.VARIABLE) or place is Place.OUTSIDE
+    for i, a in enumerate(args):
+        nxt = args[i + 1] if i + 1 < len(args) else ""
+        if a == "-perm" and (_RECON_PERM.match(nxt) or nxt in ("-o", "-g")) and wide:
+            yield Hit("cmd.recon", f"find searches for setuid or writable files ({nxt})",
+                      inv.span, judged)  # fmt: skip
+            return
+        if a in ("-readable", "-nouser", "-nogroup") and wide and place is not Place.HOME:
+            yield Hit("cmd.recon", f"find {a} over {roots[0]}", inv.span, judged)
+            return
+        if a in ("-writable",) and wide:
+            yield Hit("cmd.recon", "find searches for writable files", inv.span, judged)
+            return
+        if a in ("-name", "-iname", "-path") and _RECON_NAMES.search(nxt) and wide:
+            yield Hit("cmd.recon", f"find hunts for credential files ({nxt})", inv.span, judged)
+            return
+
+
+_SHELL_ESCAPE_OK = frozenset(
+    {
+        "which", "type", "whereis", "man", "info", "apropos", "help", "apt", "apt-get", "dnf",
+        "yum", "brew", "pacman", "apk", "port", "file", "ls", "stat", "readlink",
+        "realpath", "chsh", "grep", "rg", "ag", "echo", "printf", "cat", "head", "tail", "test",
+        "[", "ln", "cp", "install", "update-alternatives", "chmod", "chown", "dpkg", "rpm",
+        "tldr", "command", "hash", "usermod", "useradd", "export", "local", "declare", "set",
+        "ps", "pgrep", "pkill", "kill", "killall", "mv", "rm", "touch", "git", "sed",
+        "shellcheck", "shfmt", "snap", "flatpak", "nix", "conda", "cargo", "go", "du",
+        "find", "xargs", "env", "sort", "uniq", "wc", "cut", "tr", "unset", "alias", "sudo",
+        "ssh", "docker", "podman", "kubectl", "oc", "nerdctl",
+    }
+)  # fmt: skip
+
+
+def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Text that starts a shell written to a file or piped to a tool; shell binaries copied."""
+    n = inv.name
+    judged = inv.render()
+    feeds_other = ctx.index[id(inv)] in ctx.feeds
+    writes = any(r.writes and r.target.text not in ("/dev/null",) for r in inv.redirects)
+    text: str | None = None
+    if n in ("echo", "printf") and (writes or feeds_other):
+        text = " ".join(w.text for w in inv.words[1:])
+    elif n in ("cat", "tee") and inv.stdin_text is not None and (writes or n == "tee"):
+        text = inv.stdin_text
+    if text is not None:
+        body = "\n".join(line for line in text.replace("\\n", "\n").split("\n")
+                         if not line.lstrip().startswith("#!"))  # fmt: skip
+        if _SHELL_ARG.search(body) or re.search(
+            r"(?:^|[\s;'\"])(?:exec\s+)?/bin/(?:ba|da|z)?sh\b", body
+        ):
+            yield Hit("cmd.shell_escape", "writes text that starts a shell for a tool to run",
+                      inv.span, judged)  # fmt: skip
+            return
+    if n in ("cp", "ln", "install", "rsync") and any(
+        w.text.startswith(("/bin/", "/usr/bin/", "/usr/local/bin/"))
+        and w.text.rsplit("/", 1)[-1] in SHELLS
+        for w in inv.words[1:-1]
+    ):  # fmt: skip
+        yield Hit("cmd.shell_escape", f"{n} copies a shell binary", inv.span, judged)
+        return
+    if n == "sed" and any(
+        re.fullmatch(r"(?:\d+|\$|/[^/]*/)?e(?:\s.*)?", a, re.S)
+        or re.search(r"s/.*/.*/[gip]*e[gip]*$", a)
+        for a in inv.args
+    ):  # fmt: skip
+        yield Hit("cmd.shell_escape", "sed's e command runs shell commands", inv.span, judged)
+
+
+def _rule_non_ascii(command: str) -> Iterator[Hit]:
+    if command.isascii():
+        return
+    for m in re.finditer(r"[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff\u00ad]", command):
+        yield Hit(
+            "cmd.non_ascii_name",
+            f"invisible or bidi control character U+{ord(m.group(0)):04X}",
+            (m.start(), m.end()),
+        )
+
+
+# ------------------------------------------------------------------------ whole-line rules
+
+
+def _rule_exec_data(ctx: Context) -> Iterator[Hit]:
+    invs = ctx.invs
+    for inv in invs:
+        if not inv.exec_data:
+            continue
+        feeders = [invs[i] for i in inv.exec_data if 0 <= i < len(invs)]
+        span = _span_of(inv.span, *(f.span for f in feeders))
+        judged = " | ".join(f.render() for f in feeders) + " -> " + inv.render()
+        if any(_downloads(f) for f in feeders):
+            yield Hit("cmd.pipe_to_shell", f"{inv.name} runs downloaded content", span, judged)
+        elif any(f.name in RAW_NETWORK or is_egress(f) for f in feeders):
+            yield Hit("cmd.reverse_shell", f"{inv.name} runs what the network sends", span, judged)
+        elif any(_decodes(f) for f in feeders):
+            yield Hit("cmd.decode_exec", f"{inv.name} runs decoded text", span, judged)
+        elif any(not _judged_feeder(f) and not _env_generator(f) for f in feeders):
+            yield Hit("cmd.opaque_command", f"{inv.name} runs generated text", span, judged)
+    names = {inv.name for inv in invs}
+    if {"mkfifo", "mknod"} & names and names & (RAW_NETWORK | {"openssl"}):
+        fifo = next(inv for inv in invs if inv.name in ("mkfifo", "mknod"))
+        yield Hit("cmd.reverse_shell", "a named pipe wired to a network tool (shell or relay)",
+                  fifo.span, " ; ".join(i.render() for i in invs[:6]))  # fmt: skip
+    # A shell in the same pipeline as a raw network tool: mkfifo/nc/telnet reverse shells.
+    for inv in invs:
+        if inv.name in SHELLS or inv.name in INTERPRETERS:
+            up = set(inv.upstream)
+            partners = [invs[i] for i in inv.upstream]
+            partners += [o for o in invs if up and set(o.upstream) >= up and o is not inv]
+            me = ctx.index[id(inv)]
+            partners += [o for o in invs if me in o.upstream]
+            for p in partners:
+                if p.name in RAW_NETWORK or (p.name == "openssl" and "s_client" in p.args):
+                    listen = any(a.startswith("-l") or a in ("--listen", "-lvp") for a in p.args)
+                    yield Hit(
+                        "cmd.bind_shell" if listen else "cmd.reverse_shell",
+                        f"{inv.name} wired to {p.name}",
+                        _span_of(inv.span, p.span),
+                        p.render() + " <-> " + inv.render(),
+                    )
+                    break
+
+
+# Tools whose output is shell set-up code meant to be eval'd: `eval "$(ssh-agent -s)"`.
+_ENV_GENERATORS = frozenset(
+    {"ssh-agent", "pyenv", "rbenv", "nodenv", "goenv", "jenv", "direnv", "starship", "zoxide",
+     "conda", "brew", "poetry", "opam", "fnm", "mise", "rtx", "thefuck", "gh", "kubectl", "npm",
+     "rustup", "helm", "dircolors", "keychain", "gpg-agent", "luarocks", "pipenv", "uv", "deno",
+     "docker-machine", "minikube", "oh-my-posh", "atuin", "fzf", "register-python-argcomplete",
+     "nvm", "sdk", "asdf", "jump", "scmpuff", "hub", "devbox", "nix", "flox", "tmuxifier",
+     "pip", "ng", "hugo", "cobra-cli", "terraform", "vault", "pulumi", "az", "aws_completer"}
+)  # fmt: skip
+
+
+def _env_generator(inv: Invocation) -> bool:
+    return inv.name in _ENV_GENERATORS and not _downloads(inv)
+
+
+def _judged_feeder(inv: Invocation) -> bool:
+    if inv.name in ("echo", "printf") and all(w.literal for w in inv.words):
+        return True
+    if inv.name == "cat" and all(w.literal for w in inv.words):
+        return True
+    return inv.name in ("true", ":", "yes")
+
+
+def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
+    saved: dict[str, tuple[str, Invocation]] = {}
+    for inv in ctx.invs:
+        for w in _executed_paths(inv):
+            key = _key(w.text)
+            if key in saved:
+                kind, src = saved[key]
+                code = "cmd.pipe_to_shell" if kind == "download" else "cmd.decode_exec"
+                yield Hit(
+                    code,
+                    f"{w.text} is {kind}ed, then run",
+                    _span_of(src.span, inv.span),
+                    src.render() + " ; " + inv.render(),
+                )
+        if _downloads(inv):
+            for p in _saved_paths(inv):
+                saved[p] = ("download", inv)
+        elif _decodes(inv) and inv.name not in ("echo", "printf"):
+            for p in _saved_paths(inv):
+                saved[p] = ("decode", inv)
+
+
+# Fragments (lower case) one of which every credential path in CREDENTIAL_FILES contains. A
+# substring test per fragment is several times faster than one case-blind regex alternation.
+_CRED_HINTS = (
+    "ssh", "aws", "gcloud", "azure", "kube", "docker", "netrc", "credential", "npmrc", "pypirc",
+    "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
+    "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
+    "serviceaccount", ".oci", "id_", ".pem", ".key",
+)  # fmt: skip
+
+
+def _cred_hint(text: str) -> bool:
+    low = text.lower()
+    return any(k in low for k in _CRED_HINTS)
+
+_SPLIT_PIECES = re.compile(r"[=@,:]")
+
+
+def _cred_words(inv: Invocation, ctx: Context) -> list[Word]:
+    """Credential files this invocation reads."""
+    out: list[Word] = []
+    if inv.name in LOOK_ONLY:
+        return out
+    # One search over every word decides whether any single word could name a credential.
+    if not _cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects)])):
+        return out
+    candidates = [r.target for r in inv.redirects if r.reads]
+    words = inv.words[1:]
+    skip_next = False
+    for i, w in enumerate(words):
+        if skip_next:
+            skip_next = False
+            continue
+        if w.text in ("-i", "--identity", "--key", "--cert", "-k") and inv.name in (
+            "ssh", "scp", "sftp", "rsync", "git", "curl", "ansible", "ansible-playbook",
+        ):  # fmt: skip
+            skip_next = True
+            continue
+        if inv.name == "git" and i == 0:
+            continue
+        candidates.append(w)
+    for w in candidates:
+        if not _cred_hint(w.text):
+            continue
+        for piece in (w.text, *_SPLIT_PIECES.split(w.text)):
+            if piece and CREDENTIAL_FILES.search(canonical_for_match(piece, ctx.cwd)):
+                out.append(w)
+                break
+    return out
+
+
+# Options whose value is a key or certificate used to authenticate, not data sent.
+_KEY_OPTIONS = frozenset(
+    {"-i", "-E", "--cert", "--key", "--cacert", "--capath", "-e", "--rsh", "--identity",
+     "--ssh-key", "--private-key", "--client-cert", "--client-key", "-k"}
+)  # fmt: skip
+
+
+_DROP_HOSTS = re.compile(
+    r"(?i)(?:^|[/@.])(?:file\.io|transfer\.sh|0x0\.st|temp\.sh|paste\.ee|pastebin\.com|"
+    r"hastebin\.com|termbin\.com|webhook\.site|requestbin\.\w+|pipedream\.net|"
+    r"discord(?:app)?\.com/api/webhooks|hooks\.slack\.com|api\.telegram\.org|"
+    r"anonfiles\.com|gofile\.io|oast\.\w+|interact\.sh|burpcollaborator\.net|ngrok\.io|"
+    r"ngrok-free\.app|trycloudflare\.com)"
+)
+_UPLOAD_OPTS = re.compile(
+    r"^(?:-F|--form|-T|--upload-file|-d|--data(?:-binary|-raw|-urlencode)?|--post-file|"
+    r"--post-data|--body-file)(?:=.*)?$|^-[A-Za-z]*[FTd]$"
+)
+
+
+def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
+    """Exfiltration by shape: uploads to drop sites, data in DNS names, home archives sent away."""
+    invs = ctx.invs
+    for e in ctx.egress:
+        inv = invs[e]
+        judged = inv.render()
+        args = inv.args
+        if any(_DROP_HOSTS.search(a) for a in args) and (
+            any(_UPLOAD_OPTS.match(a) for a in args) or inv.upstream
+        ):
+            yield Hit(
+                "cmd.exfiltration", "uploads data to a drop or webhook site", inv.span, judged
+            )
+            return
+        if inv.name in ("dig", "nslookup", "host", "drill", "ping") and any(
+            _decodes(invs[i]) or invs[i].name in ("base64", "base32", "xxd", "od", "cat", "head")
+            for w in inv.words[1:]
+            for i in w.subs
+        ):
+            yield Hit("cmd.exfiltration", "encodes data into a DNS name", inv.span, judged)
+            return
+        for i in inv.upstream:
+            f = invs[i]
+            if f.name in ("tar", "zip", "7z", "cpio", "rsync", "cat", "find", "gzip") and any(
+                classify(w.text, ctx.cwd) is Place.ROOT for w in f.words[1:]
+                if not w.text.startswith("-")
+            ):  # fmt: skip
+                yield Hit("cmd.exfiltration", f"{f.name} of a home or system root is sent away",
+                          _span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
+                return
+
+
+def _rule_credentials(ctx: Context) -> Iterator[Hit]:
+    invs = ctx.invs
+    if ctx.egress:
+        egress_span = invs[ctx.egress[0]].span
+        reported = False
+        for idx, w in ctx.cred_reads:
+            yield Hit(
+                "cmd.exfiltration",
+                f"reads {w.text} and the command line reaches the network",
+                _span_of(w.span, egress_span),
+                invs[idx].render() + " ; " + invs[ctx.egress[0]].render(),
+            )
+            reported = True
+        if reported:
+            return
+        # Weaker sources (.env, env dumps, keys by extension) only count when they feed egress.
+        for e in ctx.egress:
+            inv = invs[e]
+            feeders = [invs[i] for i in inv.upstream] + [inv]
+            feeders += [invs[s] for w in inv.words for s in w.subs]
+            for f in feeders:
+                words = [
+                    w
+                    for i, w in enumerate(f.words[1:], start=1)
+                    if f.words[i - 1].text not in _KEY_OPTIONS
+                    and w.text not in _KEY_OPTIONS
+                    and not w.text.startswith("ssh ")  # rsync -e "ssh -i key": auth, not data
+                ]
+                for w in [*words, *(r.target for r in f.redirects if r.reads)]:
+                    for piece in re.split(r"[=@,:\s<]", w.text):
+                        if piece and SENSITIVE_FILES.search(canonical_for_match(piece, ctx.cwd)):
+                            if f.name in ("ssh", "scp", "git") and f is inv and f.name != "scp":
+                                continue
+                            yield Hit(
+                                "cmd.exfiltration",
+                                f"sends {w.text} to the network",
+                                _span_of(w.span, inv.span),
+                                f.render() + " -> " + inv.render(),
+                            )
+                            return
+                if f is not inv and f.name in ("env", "printenv", "set", "export") and not f.args:
+                    yield Hit(
+                        "cmd.exfiltration",
+                        "sends the environment to the network",
+                        _span_of(f.span, inv.span),
+                        f.render() + " -> " + inv.render(),
+                    )
+                    return
+        return
+    for idx, w in ctx.cred_reads:
+        yield Hit("cmd.credential_read", f"reads credential file {w.text}", w.span,
+                  invs[idx].render())  # fmt: skip
+
+
+_COMMAND_NAMES = frozenset(
+    {
+        "crontab", "at", "batch", "launchctl", "systemctl", "service", "rc-service",
+        "update-rc.d", "chkconfig", "sv", "rc-update", "systemd-run", "setenforce", "ufw",
+        "iptables", "ip6tables", "nft", "pfctl", "spctl", "csrutil", "socketfilterfw", "auditctl",
+        "kill", "pkill", "killall", "sysctl", "xattr", "defaults", "history", "set", "unset",
+        "journalctl", "log", "chmod", "install", "chown", "chgrp", "insmod", "modprobe",
+        "kextload", "kmutil", "shutdown", "reboot", "halt", "poweroff", "security",
+        "update-ca-certificates", "update-ca-trust", "trust", "nmap", "tmutil", "code",
+        "code-insiders", "devtunnel", "ngrok", "bore", "chisel", "frpc", "lt", "localtunnel",
+        "cloudflared", "kickstart", "ssh", "pw", "dsenableroot", "setcap", "visudo", "vipw",
+        "vigr", "chpasswd", "passwd", "usermod", "useradd", "adduser", "userdel", "groupadd",
+        "gpasswd", "sysadminctl", "dseditgroup", "newusers", "deluser", "addgroup", "dscl",
+        "domestique", "pip", "pip3", "pipx", "uv", "export", "declare", "typeset", "local",
+        "readonly",
+    }
+)  # fmt: skip
+_DEVICE_NAMES = frozenset(
+    {"dd", "wipefs", "blkdiscard", "sgdisk", "zpool", "mdadm", "cryptsetup", "badblocks", "fdisk",
+     "sfdisk", "parted", "gdisk", "cfdisk", "diskutil", "cp", "cat", "tee", "mv", "pv"}
+)  # fmt: skip
+_NET_SHELL_NAMES = frozenset(
+    {"nc", "ncat", "netcat", "cryptcat", "pwncat", "sbd", "socat", "xterm"}
+)
+_DATA_NAMES = (
+    _DATA_CLIS
+    | DOWNLOADERS
+    | {"gh", "rsync", "psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client"}
+)
+_RECON_NAMES_GATE = (
+    frozenset({"grep", "egrep", "rg", "ag", "awk", "find"}) | SHELLS | set(INTERPRETERS)
+)
+_SHELL_FILE_NAMES = frozenset(
+    {"echo", "printf", "cat", "tee", "cp", "ln", "install", "rsync", "sed"}
+)
+_CONTAINER_NAMES = frozenset({"docker", "podman", "nerdctl", "lxc", "incus", "ctr"})
+_RM_NAMES = frozenset({"rm", "unlink", "shred", "srm", "trash", "rmdir", "wipe"})
+_MKFS = ("mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "newfs")
+
+# (rule, gate): a rule runs on an invocation only when its cheap gate says it could fire.
+PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
+    (_rule_rm, lambda inv, n: n in _RM_NAMES),
+    (_rule_find, lambda inv, n: n == "find"),
+    (_rule_git, lambda inv, n: n == "git"),
+    (_rule_device, lambda inv, n: n in _DEVICE_NAMES or inv.redirects or n.startswith(_MKFS)),
+    (_rule_net_shell, lambda inv, n: n in _NET_SHELL_NAMES or inv.redirects),
+    (_rule_writes, lambda inv, n: inv.redirects or n not in READ_ONLY or n == "find"),
+    (_rule_commands, lambda inv, n: n in _COMMAND_NAMES or inv.env),
+    (_rule_shell_escape, lambda inv, n: len(inv.words) > 1 or inv.env),
+    (_rule_recon, lambda inv, n: n in _RECON_NAMES_GATE or "/" in inv.words[0].text),
+    (_rule_data, lambda inv, n: n in _DATA_NAMES or n.startswith("kafka-")),
+    (_rule_container, lambda inv, n: n in _CONTAINER_NAMES),
+    (_rule_shell_files, lambda inv, n: n in _SHELL_FILE_NAMES),
+)
+
+
+def judge_unfolded(
+    command: str, unfolded: Unfolded, *, cwd: str | None, domestique_home: str | None
+) -> tuple[list[Hit], bool]:
+    """Every hit for the unfolded command line, and whether it reaches the network."""
+    invs = unfolded.invocations
+    ctx = Context(
+        cwd=cwd,
+        guard_re=_guard_re(domestique_home),
+        invs=invs,
+        egress=[i for i, inv in enumerate(invs) if is_egress(inv)],
+        cred_reads=[],
+        index={id(inv): i for i, inv in enumerate(invs)},
+        feeds={u for inv in invs for u in inv.upstream},
+    )
+    # One test over every word first: most command lines name no credential file at all.
+    any_cred = _cred_hint(
+        "\n".join(
+            [t for inv in invs for t in (*inv.args, *(r.target.text for r in inv.redirects))]
+        )
+    )
+    for i, inv in enumerate(invs):
+        if any_cred:
+            ctx.cred_reads += [(i, w) for w in _cred_words(inv, ctx)]
+        if inv.code_creds:
+            ctx.cred_reads += [(i, Word(c, True, inv.span)) for c in inv.code_creds]
+    hits = list(unfolded.hits)
+    for inv in invs:
+        if not inv.words:
+            continue
+        for rule in _rules_for(inv):
+            hits.extend(rule(inv, ctx))
+    for name, value in unfolded.assignments:
+        hits.extend(_assignment_hit(name, value.text, value.span, f"{name}={value.text}"))
+    hits.extend(_rule_exec_data(ctx))
+    hits.extend(_rule_saved_exec(ctx))
+    hits.extend(_rule_credentials(ctx))
+    hits.extend(_rule_egress_shapes(ctx))
+    hits.extend(_rule_non_ascii(command))
+    return hits, bool(ctx.egress)
+
+
+_RULES_FOR: dict[tuple[str, bool, bool, bool, bool], tuple[Any, ...]] = {}
+
+
+def _rules_for(inv: Invocation) -> tuple[Any, ...]:
+    """The rules whose gate passes for ``inv``, in ``PER_INVOCATION`` order.
+
+    Every gate reads only the program name, whether there are redirections or environment
+    assignments, whether there are arguments and whether the command word has a slash, so the
+    selection is cached on those five facts (bounded).
+    """
+    key = (inv.name, bool(inv.redirects), bool(inv.env), len(inv.words) > 1,
+           "/" in inv.words[0].text)  # fmt: skip
+    rules = _RULES_FOR.get(key)
+    if rules is None:
+        rules = tuple(rule for rule, gate in PER_INVOCATION if gate(inv, key[0]))
+        if len(_RULES_FOR) >= 4096:
+            _RULES_FOR.clear()
+        _RULES_FOR[key] = rules
+    return rules
+
+
+_GUARD_RE: dict[str | None, re.Pattern[str]] = {}
+
+
+def _guard_re(home: str | None) -> re.Pattern[str]:
+    pattern = _GUARD_RE.get(home)
+    if pattern is None:
+        pattern = _GUARD_RE[home] = guard_paths(home)
+    return pattern

@@ -1,0 +1,210 @@
+"""The per-user hook daemon: decisions with the policy, scanner and audit store kept warm.
+
+A hook process is short-lived; most of its cost is Python importing and compiling what a
+decision needs. The daemon pays that once. ``domestique hook`` connects to
+``$DOMESTIQUE_HOME/hookd.sock``, sends the raw stdin bytes, and copies the rendered reply out
+(:func:`domestique.hooks.entry.ask_daemon`).
+
+Safety:
+
+- the socket lives in ``DOMESTIQUE_HOME`` (mode 0700) with mode 0600, and every connection's peer
+  is checked with ``SO_PEERCRED`` (Linux): another user's process is refused without an answer;
+- one daemon per home (an ``flock`` on ``hookd.lock``); it exits after ``IDLE_TIMEOUT_S``;
+- every request is decided by :class:`domestique.hooks.judge.Judge` inside a deny-on-exception
+  boundary; a request that cannot be read gets a deny reply, never an allow;
+- the hook never depends on the daemon: absent, wedged (client timeout) or garbled ⇒ the hook
+  decides in-process.
+
+Wire format (request): ``DQH1 <pid> <len host> <len cwd> <len env>\\n`` then host, cwd, the
+environment (``NUL``-separated ``K=V``) and the hook payload up to EOF. Reply:
+``DQR1 <exit> <len stdout> <len stderr>\\n`` then stdout and stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import struct
+import sys
+from pathlib import Path
+
+from domestique.hooks.entry import Reply, fail_closed_reply, socket_path
+from domestique.hooks.judge import Judge
+from domestique.keys import domestique_home, ensure_private_dir
+
+IDLE_TIMEOUT_S = 30 * 60
+REQUEST_TIMEOUT_S = 5.0
+MAX_REQUEST_BYTES = 32 * 1024 * 1024
+
+
+class BadRequest(ValueError):
+    """A request that does not follow the wire format."""
+
+
+def parse_request(data: bytes) -> tuple[int, str, str, dict[str, str], bytes]:
+    """(pid, host, cwd, env, payload) from one request; raises BadRequest."""
+    head, sep, rest = data.partition(b"\n")
+    parts = head.split(b" ")
+    if not sep or len(parts) != 5 or parts[0] != b"DQH1":
+        raise BadRequest("bad header")
+    try:
+        pid, n_host, n_cwd, n_env = (int(p) for p in parts[1:])
+    except ValueError as exc:
+        raise BadRequest("bad header numbers") from exc
+    if min(pid, n_host, n_cwd, n_env) < 0 or n_host + n_cwd + n_env > len(rest):
+        raise BadRequest("bad lengths")
+    host = rest[:n_host].decode("utf-8", "replace")
+    cwd = rest[n_host : n_host + n_cwd].decode("utf-8", "surrogateescape")
+    env_blob = rest[n_host + n_cwd : n_host + n_cwd + n_env]
+    env: dict[str, str] = {}
+    for item in env_blob.split(b"\0") if env_blob else ():
+        key, eq, value = item.partition(b"=")
+        if eq:
+            env[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
+    return pid, host, cwd, env, rest[n_host + n_cwd + n_env :]
+
+
+def encode_reply(reply: Reply) -> bytes:
+    out, err, code = reply
+    return b"DQR1 %d %d %d\n" % (code, len(out), len(err)) + out + err
+
+
+def peer_credentials(conn: socket.socket) -> tuple[int, int] | None:
+    """(pid, uid) of the connected peer (Linux ``SO_PEERCRED``); None where unsupported."""
+    opt = getattr(socket, "SO_PEERCRED", None)
+    if opt is None:
+        return None
+    size = struct.calcsize("3i")
+    pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, opt, size))
+    return pid, uid
+
+
+def _recv_all(conn: socket.socket) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > MAX_REQUEST_BYTES:
+            raise BadRequest("request too large")
+        chunks.append(chunk)
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(0)
+
+
+def code_stamp() -> tuple[tuple[str, int], ...]:
+    """Modification times of the modules a decision runs, to notice an upgrade underneath us."""
+    import domestique
+
+    root = Path(domestique.__file__).parent
+    files = (
+        "__init__.py",
+        "hooks/judge.py",
+        "hooks/hosts.py",
+        "hooks/entry.py",
+        "guard/__init__.py",
+        "policy/__init__.py",
+        "audit/__init__.py",
+        "detect/__init__.py",
+    )
+    stamps = []
+    for name in files:
+        try:
+            stamps.append((name, (root / name).stat().st_mtime_ns))
+        except OSError:
+            stamps.append((name, -1))
+    return tuple(stamps)
+
+
+class HookDaemon:
+    """Accepts hook requests on the socket and answers them with one warm :class:`Judge`."""
+
+    def __init__(self, home: Path, *, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
+        self.home = home
+        self.idle_timeout = idle_timeout
+        self.judge = Judge(home)
+
+    def warm(self) -> None:
+        """Import and build what decisions need, so the first hook is as fast as the rest."""
+        import domestique.audit
+        import domestique.guard  # noqa: F401 - imported to have it loaded before any request
+
+        self.judge.policy(None)
+        with contextlib.suppress(Exception):
+            self.judge.scanner()
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.settimeout(REQUEST_TIMEOUT_S)
+        creds = peer_credentials(conn)
+        if creds is not None and creds[1] != os.getuid():
+            return  # another user: no answer at all
+        data = b""
+        host = ""
+        try:
+            data = _recv_all(conn)
+            pid, host, cwd, env, payload = parse_request(data)
+            if creds is not None:
+                pid = creds[0]  # the kernel's word, not the client's
+            reply = self.judge.decide(host, payload, pid=pid, env=env, cwd=cwd or None)
+        except Exception as exc:  # noqa: BLE001 - a request we cannot serve is a deny
+            reply = fail_closed_reply(host, b"", "engine.internal_error", type(exc).__name__)
+        conn.sendall(encode_reply(reply))
+
+    def serve(self) -> int:
+        ensure_private_dir(self.home)
+        import fcntl
+
+        lock = open(self.home / "hookd.lock", "a+b")  # noqa: SIM115 - held for the process life
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return 0  # another daemon serves this home
+        path = socket_path(str(self.home))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        self.warm()
+        signal.signal(signal.SIGTERM, _exit_on_signal)  # so `finally` removes the socket
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            server.bind(path)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        server.listen(64)
+        (self.home / "hookd.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
+        server.settimeout(self.idle_timeout)
+        stamp = code_stamp()
+        try:
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    return 0  # idle: the next hook starts a fresh daemon
+                with conn, contextlib.suppress(OSError):
+                    self.handle(conn)
+                if code_stamp() != stamp:
+                    return 0  # upgraded underneath us: the next hook starts the new code
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            with contextlib.suppress(OSError):
+                (self.home / "hookd.pid").unlink()
+            server.close()
+            lock.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    idle = float(args[0]) if args else IDLE_TIMEOUT_S
+    return HookDaemon(domestique_home(), idle_timeout=idle).serve()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,540 @@
+"""Judge one hook call: host JSON → event → verdict → recorded decision → host reply.
+
+Used in-process by :mod:`domestique.hooks.entry` and, with its caches kept warm, by the per-user
+daemon (:mod:`domestique.hooks.daemon`). Every path fails closed: bad input denies with
+``hook.malformed_input``, an unknown event with ``hook.unknown_event``, any exception with
+``engine.internal_error``, an audit write that fails with ``audit.write_failed`` (the record is
+turned into a deny by :func:`domestique.audit.record_decision`).
+
+What is judged, by kind of event (see :mod:`domestique.hooks.hosts`):
+
+- shell: the command guard's verdict (:func:`domestique.guard.judge_command`);
+- read: ``hook.credential_read`` for credential files, plus the detection engine on any content
+  the host passes along (Cursor passes the file);
+- write: ``hook.guard_tamper`` for hook settings files, Domestique's state and policy;
+- prompt, MCP call, web fetch: the detection engine on every text field;
+- a tool the adapter does not know: ``hook.unknown_tool`` with ``settings.unknown_tool``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fnmatch
+import os
+import stat
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from domestique import __version__
+from domestique.hooks.entry import Reply, render
+from domestique.hooks.hosts import (
+    EventKind,
+    HookEvent,
+    MalformedInput,
+    UnknownEvent,
+    absolute,
+    parse_event,
+)
+from domestique.records import (
+    Action,
+    Actor,
+    Component,
+    DecisionRecord,
+    Evidence,
+    JSONValue,
+    PolicyRef,
+    Reason,
+    Subject,
+    Verdict,
+    current_user_and_host,
+)
+
+if TYPE_CHECKING:
+    from domestique.detect import Scanner
+    from domestique.policy import DecisionContext, EffectivePolicy
+
+# --- protected and credential paths ---------------------------------------------------------
+
+# Settings files that hold the hosts' hooks: writing one can switch the guard off.
+HOOK_SETTINGS_GLOBS: tuple[str, ...] = (
+    "*/.claude/settings.json",
+    "*/.claude/settings.local.json",
+    "*/.claude/hooks/*",
+    "/etc/claude-code/*",
+    "/Library/Application Support/ClaudeCode/*",
+    "*/.codex/hooks.json",
+    "*/.codex/config.toml",
+    "*/.codex/requirements.toml",
+    "*/.gemini/settings.json",
+    "/etc/gemini-cli/*",
+    "*/.cursor/hooks.json",
+    "/etc/cursor/*",
+    "/Library/Application Support/Cursor/hooks.json",
+    "*/.github/hooks/*",
+    "*/.copilot/hooks/*",
+    "*/.codeium/windsurf/hooks.json",
+    "*/.windsurf/hooks.json",
+    "/etc/windsurf/*",
+    "/Library/Application Support/Windsurf/hooks.json",
+    "*/.clinerules/hooks/*",
+    "*/Documents/Cline/Rules/Hooks/*",
+    "*/Documents/Cline/Hooks/*",
+    # Domestique's own policy layers (project, system).
+    "*/.domestique/*",
+    "/etc/domestique/*",
+)
+
+# Files whose whole purpose is to hold credentials. Example/template env files are not secret.
+CREDENTIAL_NAME_GLOBS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.env",
+    ".netrc",
+    "_netrc",
+    ".pgpass",
+    ".pypirc",
+    ".git-credentials",
+    ".vault-token",
+    "credentials.tfrc.json",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+    "*.keychain",
+    "*.keychain-db",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.kdbx",
+)
+CREDENTIAL_PATH_GLOBS: tuple[str, ...] = (
+    "*/.aws/credentials",
+    "*/.aws/sso/cache/*",
+    "*/.ssh/id_*",
+    "*/.gnupg/*",
+    "*/.docker/config.json",
+    "*/.kube/config",
+    "*/.config/gcloud/*credentials*",
+    "*/.config/gh/hosts.yml",
+    "*/.azure/accessTokens.json",
+    "*/.azure/msal_token_cache.*",
+    "*/Library/Keychains/*",
+    "*/.local/share/keyrings/*",
+    "*/.password-store/*",
+)
+NOT_CREDENTIAL_NAME_GLOBS: tuple[str, ...] = (
+    ".env.example",
+    ".env.sample",
+    ".env.template",
+    ".env.dist",
+    "*.pub",
+)
+
+
+def _domestique_dirs(home: Path) -> tuple[str, ...]:
+    """Domestique's state (``DOMESTIQUE_HOME``) and its installed code."""
+    import domestique
+
+    dirs = [str(home.expanduser())]
+    with contextlib.suppress(OSError):
+        dirs.append(str(home.expanduser().resolve()))
+    dirs.append(os.path.dirname(os.path.abspath(domestique.__file__)))
+    return tuple(dict.fromkeys(dirs))
+
+
+def _variants(path: str) -> tuple[str, ...]:
+    """``path`` as given and with symlinks resolved, so a link cannot hide the target."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return (path,)
+    return (path,) if real == path else (path, real)
+
+
+def is_guard_file(path: str, home: Path) -> bool:
+    """True when writing ``path`` could switch the guard off (hook settings, policy, state)."""
+    roots = _domestique_dirs(home)
+    for p in _variants(path):
+        if any(fnmatch.fnmatchcase(p, g) for g in HOOK_SETTINGS_GLOBS):
+            return True
+        if any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots):
+            return True
+    return False
+
+
+def is_credential_file(path: str, home: Path) -> bool:
+    """True when ``path`` is a credential file (by name or by place), or Domestique's keys."""
+    keys = str(home.expanduser() / "keys")
+    for p in _variants(path):
+        name = os.path.basename(p)
+        if any(fnmatch.fnmatchcase(name, g) for g in NOT_CREDENTIAL_NAME_GLOBS):
+            continue
+        if any(fnmatch.fnmatchcase(name, g) for g in CREDENTIAL_NAME_GLOBS):
+            return True
+        if any(fnmatch.fnmatchcase(p, g) for g in CREDENTIAL_PATH_GLOBS):
+            return True
+        if p == keys or p.startswith(keys + "/"):
+            return True
+    return False
+
+
+# Codes that mean "could not judge": their deny also exits 2 on every host that blocks on it.
+ERROR_PREFIXES: tuple[str, ...] = (
+    "engine.",
+    "audit.",
+    "policy.invalid",
+    "hook.malformed_input",
+    "hook.unknown_event",
+    "hook.unknown_host",
+    "hook.import_failed",
+)
+
+# --- messages -------------------------------------------------------------------------------
+
+# What to do instead, by reason-code prefix (first match wins); one sentence each.
+ALTERNATIVES: tuple[tuple[str, str], ...] = (
+    (
+        "cmd.pipe_to_shell",
+        "download the script to a file, show it to the user, and run it only "
+        "after they have reviewed it.",
+    ),
+    (
+        "cmd.destructive.",
+        "delete only specific paths inside the project, or ask the user to do it.",
+    ),
+    (
+        "cmd.exfiltration",
+        "do not send credentials or files off the machine; ask the user to do "
+        "this step themselves.",
+    ),
+    (
+        "cmd.opaque_command",
+        "write the command out literally, without eval, encoded text or a "
+        "variable as the command name.",
+    ),
+    (
+        "cmd.guard_tamper",
+        "leave hook settings and Domestique's policy unchanged; ask the user if a change is "
+        "really needed.",
+    ),
+    (
+        "cmd.credential_read",
+        "ask the user for the specific non-secret setting you need instead of reading the "
+        "credential file.",
+    ),
+    ("cmd.", "use a narrower command that does only what the task needs, or ask the user."),
+    ("secret.", "leave the secret out and refer to it by its environment variable or file name."),
+    ("records.", "leave the customer data out; describe the record or use synthetic data."),
+    ("pii.", "leave the personal data out or replace it with synthetic values."),
+    (
+        "hook.credential_read",
+        "ask the user for the specific non-secret setting you need instead "
+        "of reading the credential file.",
+    ),
+    (
+        "hook.guard_tamper",
+        "leave hook settings and Domestique's policy unchanged; ask the user if "
+        "a change is really needed.",
+    ),
+    (
+        "hook.unknown_tool",
+        "use a standard tool (shell, read, edit) or ask the user to allow this "
+        "tool in the Domestique policy.",
+    ),
+)
+
+
+def instead_for(codes: Sequence[str]) -> str | None:
+    for prefix, sentence in ALTERNATIVES:
+        if any(c.startswith(prefix) for c in codes):
+            return sentence
+    return None
+
+
+_WHAT = {
+    EventKind.SHELL: "command",
+    EventKind.READ: "file read",
+    EventKind.WRITE: "file write",
+    EventKind.PROMPT: "prompt",
+    EventKind.MCP: "MCP tool call",
+    EventKind.FETCH: "web request",
+    EventKind.BENIGN: "tool call",
+    EventKind.UNKNOWN: "tool call",
+}
+
+
+def compose_message(action: Action, reasons: Sequence[Reason], what: str) -> str:
+    """One message citing the reason codes and, for a stop, what to do instead."""
+    codes = list(dict.fromkeys(r.code for r in reasons))
+    if not action.stops:
+        cited = f" [{', '.join(codes)}]" if codes else ""
+        return f"Domestique allowed this {what}{cited}."
+    verb = "asks you to confirm" if action is Action.ASK else "denied"
+    detail = "; ".join(f"{r.code}: {r.message}" for r in reasons[:4])
+    more = f" (+{len(reasons) - 4} more)" if len(reasons) > 4 else ""
+    instead = instead_for(codes) or "ask the user to check `domestique doctor` and the policy."
+    return f"Domestique {verb} this {what} [{', '.join(codes)}]: {detail}{more}. Instead: {instead}"
+
+
+# --- judging --------------------------------------------------------------------------------
+
+
+def _url_host(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).hostname
+    except ValueError:
+        return None
+
+
+def _url_without_query(url: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable url>"
+    return urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", ""))
+
+
+MAX_READ_SCAN_BYTES = 1024 * 1024  # a read tool's file larger than this is not scanned
+
+
+def _file_text(path: str) -> list[tuple[str, str]]:
+    """The text of a regular file a read tool is about to return ([] for anything else).
+
+    Credential files are not read here: their policy (hook.credential_read) decides them.
+    """
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ_SCAN_BYTES:
+            return []
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_READ_SCAN_BYTES)
+    except OSError:
+        return []
+    return [(f"file:{path}", data.decode("utf-8", "replace"))]
+
+
+def _looks_like_path(text: str) -> bool:
+    return len(text) < 4096 and "\n" not in text and text.startswith(("/", "~", "./", "../"))
+
+
+def scan_reasons(texts: Sequence[tuple[str, str]], scanner: Scanner) -> list[Reason]:
+    """One reason per finding code, citing every field it was found in."""
+    by_code: dict[str, list[Evidence]] = {}
+    for where, text in texts:
+        for f in scanner.scan(text):
+            by_code.setdefault(f.code, []).append(f.evidence(f"{where}[{f.start}:{f.end}]"))
+    reasons = []
+    for code, ev in by_code.items():
+        fields = ", ".join(dict.fromkeys(e.where.split("[")[0] for e in ev))
+        reasons.append(Reason(code, f"{len(ev)} finding(s) in {fields}", tuple(ev)))
+    return reasons
+
+
+class Judge:
+    """Decides hook calls. The daemon keeps one alive, so its scanner is compiled once."""
+
+    def __init__(self, home: Path | None = None) -> None:
+        from domestique.keys import domestique_home
+
+        self.home = home if home is not None else domestique_home()
+        self._scanner: Scanner | None = None
+
+    def scanner(self) -> Scanner:
+        if self._scanner is None:
+            from domestique.detect import default_scanner
+
+            self._scanner = default_scanner(self.home)
+        return self._scanner
+
+    def policy(self, cwd: str | None) -> EffectivePolicy:
+        from domestique.policy import load_policy
+
+        return load_policy(home=self.home, project_dir=Path(cwd) if cwd else None)
+
+    # -- one event ----------------------------------------------------------------------------
+    def verdict(
+        self, event: HookEvent, policy: EffectivePolicy, ctx: DecisionContext
+    ) -> tuple[Verdict, dict[str, JSONValue]]:
+        """The verdict on ``event`` and what the record's ``object`` says about it."""
+        obj: dict[str, JSONValue] = {"kind": event.kind.value}
+        if event.kind is EventKind.SHELL:
+            from domestique.guard import judge_command
+
+            assert event.command is not None  # the adapter guarantees it
+            judgement = judge_command(
+                event.command,
+                policy=policy,
+                actor=Actor.AGENT,
+                cwd=event.cwd,
+                scanner=self._scanner,
+            )
+            obj["command"] = judgement.masked_command
+            obj["unfolded"] = list(judgement.unfolded)
+            return judgement.verdict, obj
+        reasons: list[Reason] = []
+        if event.kind is EventKind.UNKNOWN:
+            reason = Reason(
+                "hook.unknown_tool",
+                f"{event.host} tool {event.tool!r} is not known to Domestique's hook adapter",
+            )
+            return Verdict(policy.unknown_tool_action(ctx), (reason,)), obj
+        texts = list(event.texts)
+        if event.kind is EventKind.READ:
+            for path in event.paths:
+                if is_credential_file(path, self.home):
+                    reasons.append(
+                        Reason(
+                            "hook.credential_read",
+                            f"{event.tool} reads credential file {path}",
+                            (Evidence(where=path),),
+                        )
+                    )
+                elif not event.texts:  # the host passes no content: scan what the tool returns
+                    texts += _file_text(path)
+        if event.kind is EventKind.WRITE:
+            for path in event.paths:
+                if is_guard_file(path, self.home):
+                    reasons.append(
+                        Reason(
+                            "hook.guard_tamper",
+                            f"{event.tool} would change {path}",
+                            (Evidence(where=path),),
+                        )
+                    )
+        if event.kind is EventKind.MCP:
+            # An MCP filesystem server can write files the host's own edit hooks never see.
+            for where, text in event.texts:
+                if _looks_like_path(text) and is_guard_file(absolute(text, event.cwd), self.home):
+                    reasons.append(
+                        Reason(
+                            "hook.guard_tamper",
+                            f"{event.tool} names {text} in {where}",
+                            (Evidence(where=where),),
+                        )
+                    )
+        if texts:
+            reasons += scan_reasons(texts, self.scanner())
+            obj["fields_scanned"] = [w for w, _ in texts]
+            obj["chars_scanned"] = sum(len(t) for _, t in texts)
+        if event.paths:
+            obj["paths"] = list(event.paths)
+        if event.urls:
+            obj["urls"] = [_url_without_query(u) for u in event.urls]
+        return policy.decide(reasons, ctx), obj
+
+    def decide(
+        self,
+        host: str,
+        raw: bytes,
+        *,
+        pid: int | None,
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+    ) -> Reply:
+        """The host reply for one hook call; every failure is a recorded deny."""
+        t0 = time.perf_counter_ns()
+        event_name = ""
+        policy_ref = PolicyRef("unloaded", "")
+        obj: dict[str, JSONValue] = {"host": host}
+        subject: Subject | None = None
+        what = "tool call"
+        try:
+            try:
+                event = parse_event(host, raw)
+            except MalformedInput as exc:
+                verdict = Verdict(Action.DENY, (Reason("hook.malformed_input", str(exc)),))
+            except UnknownEvent as exc:
+                event_name = str(exc)
+                verdict = Verdict(
+                    Action.DENY, (Reason("hook.unknown_event", f"event {event_name!r}"),)
+                )
+            else:
+                event_name = event.event
+                what = _WHAT[event.kind]
+                obj.update(event=event.event, tool=event.tool, cwd=event.cwd)
+                subject = self.subject(host, event.session_id, pid, env)
+                from domestique.policy import DecisionContext
+
+                policy = self.policy(event.cwd or cwd)
+                policy_ref = policy.ref
+                ctx = DecisionContext(
+                    component=Component.HOOK,
+                    actor=Actor.AGENT,
+                    agent=subject.agent,
+                    tool=event.tool,
+                    hosts=tuple(h for u in event.urls if (h := _url_host(u))),
+                    paths=event.paths,
+                )
+                verdict, detail = self.verdict(event, policy, ctx)
+                obj.update(detail)
+        except Exception as exc:  # noqa: BLE001 - the boundary: an error denies
+            from domestique.boundary import error_reason
+
+            verdict = Verdict(Action.DENY, (error_reason(exc),))
+        # A hook cannot redact what the host is about to do: redact stops like deny there.
+        action: Action = verdict.action
+        if action in (Action.BLOCK, Action.REDACT):
+            action = Action.DENY
+        reasons = verdict.reasons
+        try:
+            if subject is None:
+                try:
+                    subject = self.subject(host, None, pid, env)
+                except Exception:  # noqa: BLE001 - the decision is a deny already; record it
+                    subject = fallback_subject()
+            record = DecisionRecord(
+                component=Component.HOOK,
+                action=action,
+                reasons=reasons,
+                subject=subject,
+                object=obj,
+                policy=policy_ref,
+                engine={"domestique": __version__, "hooks": "1"},
+                latency_us=(time.perf_counter_ns() - t0) // 1000,
+            )
+            from domestique.audit import record_decision
+
+            record = record_decision(record, home=self.home, stop=Action.DENY)
+            action, reasons = record.action, record.reasons
+        except Exception as exc:  # noqa: BLE001 - an unrecorded decision must not allow
+            from domestique.boundary import error_reason
+
+            action, reasons = Action.DENY, (*reasons, error_reason(exc, "audit.write_failed"))
+        message = compose_message(action, reasons, what)
+        error = action.stops and any(r.code.startswith(ERROR_PREFIXES) for r in reasons)
+        return render(host, event_name, action.value, message, error=error)
+
+    def subject(
+        self, host: str, session_id: str | None, pid: int | None, env: Mapping[str, str] | None
+    ) -> Subject:
+        """Who asked: the ancestry of the hook process; the host itself when none is named."""
+        from domestique.guard import identify_subject
+
+        subject: Subject = identify_subject(pid=pid, env=env)
+        agent = subject.agent
+        markers = subject.markers
+        if agent is None:
+            agent, markers = host, (*markers, f"hook:{host}")
+        return dataclasses.replace(subject, session_id=session_id, agent=agent, markers=markers)
+
+
+def fallback_subject() -> Subject:
+    """Who asked, when the ancestry could not be read: user and host only, marked so."""
+    user, hostname = current_user_and_host()
+    return Subject(user=user, host=hostname, markers=("ancestry-unavailable",))
+
+
+def decide_in_process(
+    host: str, raw: bytes, *, pid: int | None, env: Mapping[str, str] | None, cwd: str | None
+) -> Reply:
+    """One decision in this process (no daemon), with a fresh :class:`Judge`."""
+    return Judge().decide(host, raw, pid=pid, env=env, cwd=cwd)

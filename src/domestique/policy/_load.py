@@ -1,0 +1,449 @@
+"""Reading the policy layers, merging them, and caching the validated result.
+
+Layers, in order: every ``builtin/*.toml`` (sorted by name), the system file
+(``/etc/domestique/policy.toml``), the user file (``$DOMESTIQUE_HOME/policy.toml``), an optional
+explicit ``--policy`` file, then project files (``.domestique/policy.toml`` from the project
+directory upward, outermost first) which may only tighten.
+
+:func:`load_policy` never raises. Any invalid or unreadable layer yields an invalid
+:class:`EffectivePolicy` that stops every decision with ``policy.invalid``.
+
+The hook process loads the policy for every shell command, and importing :mod:`tomllib` alone
+costs more than our budget, so the validated, merged policy is cached as JSON under
+``$DOMESTIQUE_HOME/cache/``. The cache key covers every layer file that exists (path and
+sha256 of its bytes) and what the reason-code registry is built from (path, size, mtime, ctime
+and inode of ``reason_codes.py``, ``*/codes.py`` and the detection rule files): any change to
+them, or a new project file, is a miss. The cache carries an HMAC under a key derived from the
+install key, so a hand-edited cache is not trusted. A cache that cannot be read, verified,
+parsed or written is ignored: the policy is then read from the TOML files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from domestique.keys import domestique_home, ensure_private_dir
+from domestique.policy._locate import Positions, line_col_of_offset
+from domestique.policy._model import (
+    DecisionContext,
+    EffectivePolicy,
+    LayerInfo,
+    PolicySettings,
+    Rule,
+)
+from domestique.policy._validate import PROJECT, LayerResult
+from domestique.records import Action, Actor, Component, PolicyRef
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+SYSTEM_POLICY = Path("/etc/domestique/policy.toml")
+USER_POLICY_NAME = "policy.toml"
+PROJECT_POLICY = Path(".domestique") / "policy.toml"
+CACHE_FORMAT = 3
+_CACHE_KEY_LABEL = b"domestique policy cache v1"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+_REGISTRY_FILES = (
+    _PACKAGE_DIR / "reason_codes.py",
+    *(_PACKAGE_DIR / sub / "codes.py" for sub in ("detect", "guard", "proxy", "hooks")),
+)
+
+_DETECT_RULES_DIR = _PACKAGE_DIR / "detect" / "rules"
+
+
+@dataclass(frozen=True, slots=True)
+class LayerFile:
+    """A layer to read: its kind, its path, and whether it must exist (``--policy``)."""
+
+    kind: str
+    path: Path
+    required: bool = False
+
+
+def project_policy_files(project_dir: Path) -> list[Path]:
+    """``.domestique/policy.toml`` in ``project_dir`` and each parent, outermost first."""
+    found: list[Path] = []
+    try:
+        start = project_dir.expanduser().resolve()
+    except (OSError, RuntimeError):
+        start = project_dir.absolute()
+    for directory in (start, *start.parents):
+        candidate = directory / PROJECT_POLICY
+        if os.path.isfile(candidate):
+            found.append(candidate)
+    found.reverse()
+    return found
+
+
+def discover_layers(
+    *,
+    home: Path,
+    project_dir: Path | None,
+    policy_file: Path | None,
+    system_file: Path | None,
+) -> list[LayerFile]:
+    """Every layer that applies, in merge order. Optional files that do not exist are skipped."""
+    layers: list[LayerFile] = []
+    try:
+        builtin = sorted(p for p in BUILTIN_DIR.iterdir() if p.suffix == ".toml")
+    except OSError:
+        builtin = []
+    layers += [LayerFile("builtin", p, required=True) for p in builtin]
+    if system_file is not None and os.path.exists(system_file):
+        layers.append(LayerFile("system", system_file))
+    user = home / USER_POLICY_NAME
+    if os.path.exists(user):
+        layers.append(LayerFile("user", user))
+    if policy_file is not None:
+        layers.append(LayerFile("file", Path(os.path.abspath(policy_file)), required=True))
+    if project_dir is not None:
+        layers += [LayerFile(PROJECT, p) for p in project_policy_files(project_dir)]
+    return layers
+
+
+# -- reading one layer ---------------------------------------------------------------------
+
+
+def _toml_error_position(text: str, message: str) -> tuple[int, int, str]:
+    """tomllib (3.11) puts the position into the message: ``… (at line 3, column 10)``."""
+    import re
+
+    m = re.search(r"\s*\(at line (\d+), column (\d+)\)\s*$", message)
+    if m:
+        return int(m.group(1)), int(m.group(2)), message[: m.start()]
+    m = re.search(r"\s*\(at end of document\)\s*$", message)
+    if m:
+        line, col = line_col_of_offset(text, len(text))
+        return line, col, message[: m.start()] + " (at end of file)"
+    return 1, 1, message
+
+
+def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | None:
+    """Parse and validate one layer; None when an optional file has gone away."""
+    import tomllib
+
+    from domestique.policy._locate import locate
+    from domestique.policy._validate import LayerValidator
+
+    name = str(layer.path)
+    try:
+        raw = layer.path.read_bytes()
+    except FileNotFoundError:
+        if not layer.required:
+            return None
+        return LayerResult(errors=[f"{name}:1:1: policy file not found"])
+    except OSError as exc:
+        return LayerResult(errors=[f"{name}:1:1: cannot read policy file: {exc.strerror}"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = raw[: exc.start].decode("utf-8", "replace")
+        line, col = line_col_of_offset(good, len(good))
+        return LayerResult(errors=[f"{name}:{line}:{col}: not UTF-8 text"])
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        lineno = getattr(exc, "lineno", None)
+        colno = getattr(exc, "colno", None)
+        if isinstance(lineno, int) and isinstance(colno, int):
+            msg = str(getattr(exc, "msg", str(exc)))
+            line, col = lineno, colno
+        else:
+            line, col, msg = _toml_error_position(text, str(exc))
+        if "overwrite" in msg:
+            # tomllib points past the value (often at the end of the file): name the key.
+            dups = locate(text).duplicates
+            if dups:
+                path, (line, col) = dups[0]
+                msg = f"{msg}: key {'.'.join(str(p) for p in path)!r} is set twice"
+        return LayerResult(errors=[f"{name}:{line}:{col}: TOML syntax error: {msg}"])
+    positions: Positions = locate(text)
+    return LayerValidator(registered).validate(
+        data, kind=layer.kind, filename=name, positions=positions
+    )
+
+
+# -- merging ---------------------------------------------------------------------------------
+
+
+def _covered_contexts(rule: Rule) -> Iterator[DecisionContext]:
+    components = sorted(rule.match.components) or [c.value for c in Component]
+    actors = sorted(rule.match.actors) or [a.value for a in Actor]
+    agent = min(rule.match.agents) if rule.match.agents else None
+    tool = min(rule.match.tools) if rule.match.tools else None
+    for component in components:
+        for actor in actors:
+            yield DecisionContext(Component(component), Actor(actor), agent=agent, tool=tool)
+
+
+def merge_layers(
+    loaded: Sequence[tuple[LayerFile, LayerResult]], registered: Sequence[str]
+) -> EffectivePolicy:
+    """Merge validated layers in order; project layers may only add stricter rules."""
+    infos = [LayerInfo(layer.kind, str(layer.path)) for layer, _ in loaded]
+    errors = [e for _, result in loaded for e in result.errors]
+    if errors:
+        return EffectivePolicy.invalid(errors, infos)
+    settings: dict[str, Action] = {}
+    base: dict[str, Rule] = {}
+    project: dict[str, Rule] = {}
+    for layer, result in loaded:
+        if layer.kind == PROJECT:
+            for rule in result.rules:
+                if rule.id in base:
+                    errors.append(
+                        f"{rule.source}:1: a project policy cannot replace rule {rule.id!r} of "
+                        f"the {base[rule.id].layer} policy; give the stricter rule its own id"
+                    )
+                project.pop(rule.id, None)
+                project[rule.id] = rule
+            continue
+        settings.update(result.settings)
+        for rule in result.rules:
+            earlier = base.pop(rule.id, None)  # a later layer's rule replaces it, ranks later
+            if earlier is not None and layer.kind == "builtin" and earlier.layer == "builtin":
+                # Builtin files are written by different components: a shared id is a clash,
+                # not an override.
+                errors.append(
+                    f"{rule.source}:1: rule id {rule.id!r} is already defined at {earlier.source}"
+                )
+            base[rule.id] = rule
+    policy_settings = PolicySettings(
+        unmatched=settings.get("unmatched", Action.DENY),
+        unknown_tool=settings.get("unknown_tool", Action.ASK),
+    )
+    without_project = EffectivePolicy(
+        settings=policy_settings, rules=list(base.values()), layers=infos
+    )
+    for rule in project.values():
+        message = _loosens(rule, without_project, registered)
+        if message:
+            errors.append(message)
+    if errors:
+        return EffectivePolicy.invalid(errors, infos)
+    if not project:
+        return without_project
+    return EffectivePolicy(
+        settings=policy_settings,
+        rules=list(base.values()),
+        project_rules=list(project.values()),
+        layers=infos,
+    )
+
+
+def _loosens(rule: Rule, base: EffectivePolicy, registered: Sequence[str]) -> str | None:
+    """A message when the project rule asks for less than the base policy gives somewhere."""
+    for code in registered:
+        if rule.specificity(code) is None:
+            continue
+        for ctx in _covered_contexts(rule):
+            host = rule.match.hosts[0] if rule.match.hosts else None
+            path = rule.match.paths[0] if rule.match.paths else None
+            ctx_one = DecisionContext(
+                ctx.component,
+                ctx.actor,
+                agent=ctx.agent,
+                tool=ctx.tool,
+                hosts=(host,) if host else (),
+                paths=(path,) if path else (),
+            )
+            given = base.action_for(code, ctx_one)
+            if rule.action.severity < given.severity:
+                return (
+                    f"{rule.source}:1: a project policy may only tighten: rule {rule.id!r} sets "
+                    f"{rule.action.value!r} for {code} ({ctx.component.value}, {ctx.actor.value})"
+                    f" where the policy already says {given.value!r}"
+                )
+    return None
+
+
+# -- the cache -------------------------------------------------------------------------------
+
+
+def _stat_key(path: Path) -> list[Any]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [str(path), None]
+    return [str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _registry_files() -> list[Path]:
+    """The files the reason-code registry is built from (detection rule ids are codes too)."""
+    files = list(_REGISTRY_FILES)
+    with contextlib.suppress(OSError):
+        files += sorted(p for p in _DETECT_RULES_DIR.iterdir() if p.is_file())
+    return files
+
+
+def _content_key(path: Path) -> str | None:
+    """sha256 of a layer file: policy files are small, and timestamps can be too coarse to
+    tell two quick edits apart."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _cache_key(layers: Sequence[LayerFile]) -> tuple[str, str]:
+    """(file name for this set of layer paths, key over their content stamps)."""
+    from domestique import __version__
+
+    names = [[layer.kind, str(layer.path)] for layer in layers]
+    stamps = {
+        "format": CACHE_FORMAT,
+        "version": __version__,
+        "layers": [[layer.kind, str(layer.path), _content_key(layer.path)] for layer in layers],
+        "registry": [_stat_key(p) for p in _registry_files()],
+    }
+    name = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:24]
+    key = hashlib.sha256(json.dumps(stamps, sort_keys=True).encode()).hexdigest()
+    return name, key
+
+
+def _from_cache(data: dict[str, Any]) -> EffectivePolicy:
+    layers = [LayerInfo(str(x["kind"]), str(x["path"])) for x in data["layers"]]
+    if data["errors"]:
+        return EffectivePolicy.invalid([str(e) for e in data["errors"]], layers)
+    settings = PolicySettings(
+        unmatched=Action(data["settings"]["unmatched"]),
+        unknown_tool=Action(data["settings"]["unknown_tool"]),
+    )
+    rules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["rules"]]
+    prules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["project_rules"]]
+    ref = PolicyRef(str(data["ref"]["id"]), str(data["ref"]["sha256"]))
+    return EffectivePolicy(
+        settings=settings, rules=rules, project_rules=prules, layers=layers, ref=ref
+    )
+
+
+def _to_cache(policy: EffectivePolicy, key: str) -> dict[str, Any]:
+    return {
+        "format": CACHE_FORMAT,
+        "key": key,
+        "layers": [x.to_json() for x in policy.layers],
+        "errors": list(policy.errors),
+        "ref": policy.ref.to_json(),
+        "settings": policy.settings.to_json(),
+        "rules": [{**r.to_json(), "source": r.source} for r in policy.rules],
+        "project_rules": [{**r.to_json(), "source": r.source} for r in policy.project_rules],
+    }
+
+
+def _cache_mac_key(home: Path) -> bytes:
+    """The cache's HMAC key, derived from the install key (separate from fingerprints)."""
+    import hmac
+
+    from domestique.keys import install_key
+
+    return hmac.new(install_key(home), _CACHE_KEY_LABEL, hashlib.sha256).digest()
+
+
+def _mac(key: bytes, body: bytes) -> bytes:
+    import hmac
+
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
+
+
+def _read_cache(path: Path, key: str, mac_key: bytes) -> EffectivePolicy | None:
+    """The cached policy if its HMAC and key match; None for any doubt."""
+    import hmac
+
+    try:
+        raw = path.read_bytes()
+        mac, _, body = raw.partition(b"\n")
+        if not hmac.compare_digest(mac, _mac(mac_key, body)):
+            return None
+        data = json.loads(body)
+        if data.get("format") != CACHE_FORMAT or data.get("key") != key:
+            return None
+        return _from_cache(data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write_cache(path: Path, policy: EffectivePolicy, key: str, mac_key: bytes) -> None:
+    """First line: HMAC of the rest; then the JSON. Written to a temp file, then renamed."""
+    try:
+        ensure_private_dir(path.parent)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        body = json.dumps(_to_cache(policy, key), sort_keys=True).encode("utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_mac(mac_key, body) + b"\n" + body)
+        os.replace(tmp, path)
+    except OSError:
+        return
+
+
+# -- entry point -------------------------------------------------------------------------------
+
+
+def _registered_codes() -> tuple[list[str], str | None]:
+    try:
+        from domestique.reason_codes import registry
+
+        return sorted(registry()), None
+    except Exception as exc:  # noqa: BLE001 - a broken registry makes the policy invalid
+        return [], f"reason-code registry unavailable ({type(exc).__name__}); failing closed"
+
+
+def build_policy(layers: Sequence[LayerFile]) -> EffectivePolicy:
+    """Read, validate and merge ``layers`` (no cache)."""
+    registered, problem = _registered_codes()
+    infos = [LayerInfo(layer.kind, str(layer.path)) for layer in layers]
+    if problem:
+        return EffectivePolicy.invalid([f"{BUILTIN_DIR}:1:1: {problem}"], infos)
+    if not any(layer.kind == "builtin" for layer in layers):
+        return EffectivePolicy.invalid([f"{BUILTIN_DIR}:1:1: no builtin policy files"], infos)
+    loaded: list[tuple[LayerFile, LayerResult]] = []
+    for layer in layers:
+        result = read_layer(layer, registered)
+        if result is not None:
+            loaded.append((layer, result))
+    return merge_layers(loaded, registered)
+
+
+def load_policy(
+    *,
+    home: Path | None = None,
+    project_dir: Path | None = None,
+    policy_file: Path | None = None,
+    system_file: Path | None = SYSTEM_POLICY,
+    use_cache: bool = True,
+) -> EffectivePolicy:
+    """The effective policy for this user, project and explicit file. Never raises.
+
+    ``project_dir`` None reads no project files. ``system_file`` is a parameter so tests can
+    point it elsewhere; the command line always uses ``/etc/domestique/policy.toml``.
+    """
+    try:
+        home = home if home is not None else domestique_home()
+        layers = discover_layers(
+            home=home, project_dir=project_dir, policy_file=policy_file, system_file=system_file
+        )
+        if not use_cache:
+            return build_policy(layers)
+        try:
+            mac_key = _cache_mac_key(home)
+        except OSError:  # no usable install key: no cache, read the TOML files
+            return build_policy(layers)
+        name, key = _cache_key(layers)
+        cache_path = home / "cache" / f"policy-{name}.json"
+        cached = _read_cache(cache_path, key, mac_key)
+        if cached is not None:
+            return cached
+        policy = build_policy(layers)
+        _write_cache(cache_path, policy, key, mac_key)
+        return policy
+    except Exception as exc:  # noqa: BLE001 - loading must never raise: it fails closed
+        where = str(policy_file) if policy_file is not None else str(BUILTIN_DIR)
+        return EffectivePolicy.invalid(
+            [f"{where}:1:1: policy could not be loaded ({type(exc).__name__}); failing closed"]
+        )

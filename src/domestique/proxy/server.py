@@ -1,0 +1,188 @@
+"""Wiring the firewall: the real scanner, policy, audit store and vault, under uvicorn.
+
+``build_app`` assembles a :class:`~domestique.proxy.app.FirewallApp` from ``DOMESTIQUE_HOME``
+and options; ``serve`` runs it under uvicorn. Several workers (``DOMESTIQUE_PROXY_WORKERS``)
+share nothing but the audit store and the vault on disk: the redaction mapping travels with
+each request.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from domestique.proxy.app import DEFAULT_UPSTREAMS, Engine, FirewallApp, ProxyConfig
+from domestique.proxy.routes import Provider
+from domestique.records import Action, Actor, Component, DecisionRecord
+
+
+class UpstreamError(ValueError):
+    """A bad ``--upstream NAME=URL``."""
+
+
+def parse_upstreams(items: list[str]) -> dict[Provider, str]:
+    """``NAME=URL`` pairs over the defaults. Only http(s) URLs without query or fragment."""
+    from urllib.parse import urlsplit
+
+    out = dict(DEFAULT_UPSTREAMS)
+    for item in items:
+        name, sep, url = item.partition("=")
+        try:
+            provider = Provider(name.strip().lower())
+        except ValueError:
+            raise UpstreamError(
+                f"unknown upstream name {name!r}: anthropic, openai or gemini"
+            ) from None
+        parts = urlsplit(url.strip())
+        if not sep or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UpstreamError(f"upstream {name}: expected an http(s) URL, got {url!r}")
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise UpstreamError(f"upstream {name}: no credentials, query or fragment in the URL")
+        out[provider] = url.strip().rstrip("/")
+    return out
+
+
+def build_engine(home: Path | None = None, policy_file: Path | None = None) -> Engine:
+    """The real judging parts. Never fails open: an invalid policy blocks every request."""
+    from domestique.audit import record_decision
+    from domestique.detect import default_scanner
+    from domestique.keys import domestique_home, install_key
+    from domestique.policy import DecisionContext, load_policy
+    from domestique.proxy.vault import PlaceholderVault
+
+    home = home or domestique_home()
+    policy = load_policy(home=home, project_dir=Path.cwd(), policy_file=policy_file)
+    scanner = default_scanner(home)
+    key = install_key(home)
+
+    def context_for(agent: str | None, upstream_host: str) -> Any:
+        hosts = (upstream_host,) if upstream_host else ()
+        return DecisionContext(Component.PROXY, actor=Actor.AGENT, agent=agent, hosts=hosts)
+
+    def recorder(record: DecisionRecord) -> DecisionRecord:
+        return record_decision(record, home=home, stop=Action.BLOCK)
+
+    vault = PlaceholderVault(home / "proxy-vault", key)
+    vault.sweep()
+    return Engine(
+        scanner=scanner,
+        policy=policy,
+        context_for=context_for,
+        install_key=key,
+        recorder=recorder,
+        vault=vault,
+    )
+
+
+def build_app(
+    upstreams: Mapping[Provider, str],
+    *,
+    home: Path | None = None,
+    policy_file: Path | None = None,
+) -> FirewallApp:
+    engine = build_engine(home, policy_file)
+    # DOMESTIQUE_PROXY_SCAN_CACHE=0 scans every field of every request afresh (benchmarks).
+    cache = os.environ.get("DOMESTIQUE_PROXY_SCAN_CACHE", "1") != "0"
+    return FirewallApp(ProxyConfig(upstreams=dict(upstreams), scan_cache=cache), engine)
+
+
+def tcp_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A bound TCP socket made with ``IPPROTO_TCP`` explicitly.
+
+    asyncio turns Nagle off (TCP_NODELAY) only on sockets whose ``proto`` is IPPROTO_TCP; a
+    socket made with ``socket.socket()`` has proto 0, so every connection it accepts would keep
+    Nagle on and, with delayed ACKs, add ~40 ms to each answer on a kept-alive connection.
+    """
+    family, _, _, _, addr = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+    )[0]
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        # Each worker binds its own socket; the kernel spreads connections over them.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(addr)
+    return sock
+
+
+def _uvicorn_config(app: Any) -> Any:
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        access_log=False,  # Gemini clients may put ?key= in the URL: never log it
+        log_level="warning",
+        lifespan="on",
+        server_header=False,
+        date_header=False,  # the upstream's Date passes through; no second one
+        timeout_graceful_shutdown=5,
+    )
+
+
+def _worker(host: str, port: int, options: str) -> None:
+    """One worker process: its own app (nothing shared) on its own SO_REUSEPORT socket."""
+    import uvicorn
+
+    raw = json.loads(options)
+    upstreams = {Provider(k): v for k, v in raw["upstreams"].items()}
+    policy = Path(raw["policy_file"]) if raw.get("policy_file") else None
+    home = Path(raw["home"]) if raw.get("home") else None
+    app = build_app(upstreams, home=home, policy_file=policy)
+    sock = tcp_listener(host, port, reuse_port=True)
+    uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
+
+
+def serve(
+    host: str,
+    port: int,
+    upstreams: Mapping[Provider, str],
+    *,
+    policy_file: Path | None = None,
+    home: Path | None = None,
+    workers: int = 1,
+) -> None:
+    """Run the firewall until interrupted. The access log is off: URLs can carry keys.
+
+    Several workers are separate processes, each with its own listening socket
+    (``SO_REUSEPORT``, Linux); if one dies the others are stopped too, so the proxy is either
+    fully up or down, never half-judging.
+    """
+    import uvicorn
+
+    if workers <= 1:
+        sock = tcp_listener(host, port)
+        app = build_app(upstreams, home=home, policy_file=policy_file)
+        uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
+        return
+    import multiprocessing
+    import signal
+    import sys
+    import time
+
+    # SIGTERM ends the parent through ``finally`` below, which stops every worker.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+
+    options = json.dumps(
+        {
+            "upstreams": {p.value: u for p, u in upstreams.items()},
+            "policy_file": str(policy_file) if policy_file else None,
+            "home": str(home) if home else None,
+        }
+    )
+    tcp_listener(host, port, reuse_port=True).close()  # fail early if the port is taken
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_worker, args=(host, port, options)) for _ in range(workers)]
+    for proc in procs:
+        proc.start()
+    try:
+        while all(proc.is_alive() for proc in procs):
+            time.sleep(0.5)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.join(10)

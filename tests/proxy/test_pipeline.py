@@ -1,0 +1,302 @@
+"""The request pipeline: scan once, decide per code, redact or block, forward what was judged."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from typing import Any
+
+import pytest
+
+from domestique.keys import Fingerprinter
+from domestique.proxy.body import BodyLimits
+from domestique.proxy.pipeline import Inspection, inspect_request
+from domestique.proxy.routes import Route, classify
+from domestique.records import Action
+from domestique.redact import PlaceholderMaker
+
+from .conftest import CANARY, CanaryScanner, TablePolicy
+
+KEY = b"p" * 32
+
+
+def _route(path: str = "/v1/messages") -> Route:
+    route = classify("POST", path, {})
+    assert isinstance(route, Route)
+    return route
+
+
+def _inspect(
+    body: dict[str, Any] | bytes,
+    *,
+    path: str = "/v1/messages",
+    encoding: str = "",
+    policy: TablePolicy | None = None,
+    scanner: CanaryScanner | None = None,
+    limits: BodyLimits | None = None,
+) -> Inspection:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return inspect_request(
+        _route(path),
+        raw,
+        content_encoding=encoding,
+        scanner=scanner or CanaryScanner(),
+        policy=policy or TablePolicy(),
+        maker=PlaceholderMaker(KEY),
+        fingerprinter=Fingerprinter(KEY),
+        limits=limits,
+    )
+
+
+def _anthropic(text: str) -> dict[str, Any]:
+    return {"model": "claude-x", "max_tokens": 10, "messages": [{"role": "user", "content": text}]}
+
+
+def test_clean_request_is_allowed_and_reserialised() -> None:
+    """No finding: allow; the body forwarded is the parsed object, re-serialised."""
+    ins = _inspect(b'{"model": "claude-x",  "messages": [{"role":"user","content":"hi"}]}')
+    assert ins.action is Action.ALLOW
+    assert ins.body == b'{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}'
+    assert (ins.model, ins.mapping, ins.fields_scanned) == ("claude-x", {}, 3)
+
+
+def test_secret_is_redacted_with_mapping_for_restoring() -> None:
+    """A secret becomes its placeholder in the forwarded body; the mapping restores it."""
+    ins = _inspect(_anthropic(f"key {CANARY} end"))
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert CANARY.encode() not in ins.body
+    ((ph, value),) = ins.mapping.items()
+    assert value == CANARY
+    assert json.loads(ins.body)["messages"][0]["content"] == f"key {ph} end"
+    assert ins.reasons[0].code == "secret.canary"
+    assert ins.reasons[0].evidence[0].where == "messages[0].content"
+
+
+def test_placeholders_are_identical_across_requests() -> None:
+    """The same secret gives the same placeholder in two requests (caching keeps working)."""
+    a = _inspect(_anthropic(f"{CANARY}"))
+    b = _inspect({"model": "m", "system": f"sys {CANARY}", "messages": []})
+    assert list(a.mapping) == list(b.mapping)
+
+
+def test_duplicate_keys_cannot_smuggle_a_secret() -> None:
+    """With a duplicate key, the value scanned is the value forwarded (the other is gone)."""
+    raw = b'{"messages": [{"role":"user","content":"' + CANARY.encode() + b'"}], "messages": []}'
+    ins = _inspect(raw)
+    assert ins.body is not None
+    assert CANARY.encode() not in ins.body
+
+
+def test_blocking_code_blocks_with_no_body() -> None:
+    """A code the policy blocks (customer record) stops the whole request."""
+    ins = _inspect(_anthropic(f"blockme and {CANARY}"))
+    assert ins.blocked
+    assert ins.action is Action.BLOCK
+    assert "records.customer" in [r.code for r in ins.reasons]
+
+
+def test_allow_and_record_leaves_the_text_but_reports_it() -> None:
+    """A policy of allow forwards the value and still names the finding in the reasons."""
+    policy = TablePolicy({"secret.": Action.ALLOW})
+    ins = _inspect(_anthropic(CANARY), policy=policy)
+    assert ins.action is Action.ALLOW
+    assert ins.body is not None
+    assert CANARY.encode() in ins.body
+    assert [r.code for r in ins.reasons] == ["secret.canary"]
+
+
+def test_secret_in_signed_thinking_blocks_and_is_not_modified() -> None:
+    """A finding inside a thinking block cannot be redacted: proxy.secret_in_signed_part."""
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": CANARY, "signature": "s"}],
+            }
+        ],
+    }
+    ins = _inspect(body)
+    assert ins.blocked
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+
+
+def test_binary_part_is_recorded_and_follows_policy() -> None:
+    """An image is reported as proxy.binary_unscanned; allow forwards, block stops."""
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "image",
+                        "source": {
+                            "type": "base64",
+                            "media_type": "image/png",
+                            "data": "iVBORw0KGgo=",
+                        },
+                    }
+                ],
+            }
+        ],
+    }
+    ins = _inspect(body)
+    assert ins.action is Action.ALLOW
+    assert [r.code for r in ins.reasons] == ["proxy.binary_unscanned"]
+    strict = TablePolicy({"proxy.binary_unscanned": Action.BLOCK})
+    assert _inspect(body, policy=strict).blocked
+
+
+@pytest.mark.parametrize(
+    ("raw", "encoding", "code"),
+    [
+        (b'{"a":', "", "proxy.truncated_body"),
+        (b"not json", "", "proxy.malformed_body"),
+        (b"{}", "x-unknown", "proxy.unsupported_encoding"),
+        (gzip.compress(b'{"a": 1}')[:10], "gzip", "proxy.truncated_body"),
+        (b'{"a":' + b"[" * 70 + b"]" * 70 + b"}", "", "proxy.nesting_too_deep"),
+    ],
+)
+def test_unreadable_bodies_block_with_their_code(raw: bytes, encoding: str, code: str) -> None:
+    """A body that cannot be decoded or parsed is blocked with its own code, nothing forwarded."""
+    ins = _inspect(raw, encoding=encoding)
+    assert ins.blocked
+    assert code in [r.code for r in ins.reasons]
+
+
+def test_unreadable_body_blocks_even_if_policy_allows_its_code() -> None:
+    """Nothing unscanned is ever forwarded, whatever the policy says about the code."""
+    lax = TablePolicy({"proxy.": Action.ALLOW})
+    assert _inspect(b"not json", policy=lax).blocked
+
+
+def test_compressed_body_is_scanned_after_decoding() -> None:
+    """A gzip body is decoded, scanned, and forwarded decoded (and redacted)."""
+    raw = gzip.compress(json.dumps(_anthropic(CANARY)).encode())
+    ins = _inspect(raw, encoding="gzip")
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert CANARY.encode() not in ins.body
+
+
+def test_detector_error_spanning_everything_blocks() -> None:
+    """A scanner crash reported as engine.detector_error blocks the request."""
+
+    class Broken(CanaryScanner):
+        def scan(self, text: str) -> list[Any]:
+            from .conftest import CanaryFinding
+
+            return [CanaryFinding("engine.detector_error", 0, len(text), "", "")]
+
+    assert _inspect(_anthropic("hello"), scanner=Broken()).blocked
+
+
+def test_one_scan_per_request() -> None:
+    """All fields are scanned in a single pass over their joined text."""
+    scanner = CanaryScanner()
+    _inspect(
+        {"model": "m", "system": "a", "messages": [{"role": "user", "content": "b"}]},
+        scanner=scanner,
+    )
+    assert scanner.calls == 1
+
+
+def test_findings_never_cross_field_boundaries() -> None:
+    """A finding spanning two fields is clipped to each; both parts are redacted."""
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": CANARY[:12]},
+            {"role": "user", "content": CANARY[12:]},
+        ],
+    }
+    ins = _inspect(body)
+    assert ins.action is Action.ALLOW  # the separator stops the canary regex: an open escape
+
+
+def test_placeholder_hash_is_not_found_again() -> None:
+    """A resent placeholder's hex tail is not treated as a new secret."""
+
+    class HexScanner(CanaryScanner):
+        def scan(self, text: str) -> list[Any]:
+            import re
+
+            from .conftest import CanaryFinding
+
+            return [
+                CanaryFinding("secret.hex", m.start(), m.end(), "", "")
+                for m in re.finditer(r"[0-9a-f]{8}", text)
+            ]
+
+    ph = PlaceholderMaker(KEY).placeholder("secret.canary", CANARY)
+    ins = _inspect(_anthropic(f"earlier {ph}"), scanner=HexScanner())
+    assert ins.action is Action.ALLOW
+
+
+def test_responses_previous_response_id_and_stream_flags() -> None:
+    """The pipeline reports stream and previous_response_id for the shell."""
+    ins = _inspect(
+        {"model": "gpt", "input": "hi", "stream": True, "previous_response_id": "resp_1"},
+        path="/v1/responses",
+    )
+    assert (ins.stream, ins.previous_response_id) == (True, "resp_1")
+    gem = _inspect({"contents": []}, path="/v1beta/models/gemini-x:streamGenerateContent")
+    assert (gem.stream, gem.model) == (True, "gemini-x")
+
+
+def test_scan_cache_skips_text_scanned_before_with_the_same_result() -> None:
+    """Resent history is not scanned again; the redaction is the same as without the cache."""
+    from domestique.proxy.pipeline import ScanCache
+
+    cache = ScanCache(min_chars=10)
+    long_text = "x" * 50 + CANARY + "y" * 50
+    body = {"model": "m", "messages": [{"role": "user", "content": long_text}]}
+    seen: list[str] = []
+
+    class Recording(CanaryScanner):
+        def scan(self, text: str) -> list[Any]:
+            seen.append(text)
+            return super().scan(text)
+
+    def run(b: dict[str, Any]) -> Inspection:
+        return inspect_request(
+            _route(),
+            json.dumps(b).encode(),
+            content_encoding="",
+            scanner=Recording(),
+            policy=TablePolicy(),
+            maker=PlaceholderMaker(KEY),
+            fingerprinter=Fingerprinter(KEY),
+            cache=cache,
+        )
+
+    first = run(body)
+    second_body = {
+        "model": "m",
+        "messages": [*body["messages"], {"role": "user", "content": "new"}],
+    }
+    second = run(second_body)
+    assert long_text in seen[0]
+    assert long_text not in seen[1]  # only the new and the short fields were scanned
+    assert first.mapping == second.mapping
+    assert (
+        json.loads(second.body or b"{}")["messages"][0]
+        == json.loads(first.body or b"{}")["messages"][0]
+    )
+    assert (cache.hits, len(cache)) == (1, 1)
+
+
+def test_scan_cache_never_keeps_engine_errors_and_stays_bounded() -> None:
+    """A detector error is not cached (it is retried); the cache holds at most max_entries."""
+    from domestique.proxy.pipeline import ScanCache
+
+    cache = ScanCache(max_entries=2, min_chars=1)
+    cache.put("a", (("engine.detector_error", 0, 1, "", ""),))
+    assert cache.get("a") is None
+    for text in ("b", "c", "d"):
+        cache.put(text, ())
+    assert len(cache) == 2
+    assert cache.get("b") is None  # least recently used, evicted
+    assert cache.get("d") == ()
