@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
+import re
 import sys
 import sysconfig
 import time
@@ -40,7 +42,10 @@ from domestique.keys import Fingerprinter
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = ROOT.parent / "shared" / "corpora"
 TUNED_ON = ("gitleaks-rule-fixtures", "sedated-battery", "detect-secrets-keyword-cases")
-HELD_OUT = ("noseyparker-rule-examples", "trufflehog-detector-tests", "leaky-repo")
+# Nosey Parker and TruffleHog are split by provider (see provider_half): the "tune" half was
+# looked at item by item, the "held" half never was. leaky-repo stays wholly held out.
+SPLIT = ("noseyparker-rule-examples", "trufflehog-detector-tests")
+HELD_OUT = ("leaky-repo",)
 TEST_DIRS = {"test", "tests", "idle_test", "testing"}
 
 Detector = Callable[[str], list[tuple[int, int, str]]]
@@ -88,6 +93,33 @@ def detect_secrets_detector() -> Detector:
     return detect
 
 
+def provider_half(provider: str) -> str:
+    """``tune`` or ``held``: a fixed split of providers, the same for both corpora.
+
+    The provider is the Nosey Parker rule family (``np.<family>.N``) or the TruffleHog detector
+    directory, lower-cased with non-alphanumerics removed; the first byte of its SHA-256 decides
+    (even: tune). One provider falls on the same side in both corpora.
+    """
+    name = re.sub(r"[^a-z0-9]", "", provider.lower())
+    return "tune" if hashlib.sha256(name.encode()).digest()[0] % 2 == 0 else "held"
+
+
+def split_recall(
+    rows: list[dict[str, object]], provider: Callable[[dict[str, object]], str], detect: Detector
+) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for half in ("tune", "held"):
+        texts = [
+            str(r["text"])
+            for r in rows
+            if r["label"] == "positive" and provider_half(provider(r)) == half
+        ]
+        hit, total = recall(texts, detect)
+        out[f"recall_{half}_half"] = round(hit / total, 4) if total else None
+        out[f"positives_{half}_half"] = total
+    return out
+
+
 def read_jsonl(path: Path) -> list[dict[str, object]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
@@ -104,11 +136,20 @@ def recall(items: Iterable[str], detect: Detector) -> tuple[int, int]:
     return hit, total
 
 
-def eval_simple(path: Path, detect: Detector, text_key: str = "text") -> dict[str, object]:
+def eval_simple(
+    path: Path, detect: Detector, text_key: str = "text", split: bool = False
+) -> dict[str, object]:
     rows = read_jsonl(path)
     pos = [str(r[text_key]) for r in rows if r["label"] == "positive"]
     hit, total = recall(pos, detect)
-    return {"positives": total, "found": hit, "recall": round(hit / total, 4) if total else None}
+    out: dict[str, object] = {
+        "positives": total,
+        "found": hit,
+        "recall": round(hit / total, 4) if total else None,
+    }
+    if split:
+        out.update(split_recall(rows, lambda r: str(r["rule_id"]).split(".")[1], detect))
+    return out
 
 
 def eval_trufflehog(path: Path, detect: Detector) -> dict[str, object]:
@@ -133,6 +174,7 @@ def eval_trufflehog(path: Path, detect: Detector) -> dict[str, object]:
         "found": hit,
         "recall": round(hit / len(pos), 4),
         "expected_value_in_span": round(span_ok / span_total, 4) if span_total else None,
+        **split_recall(rows, lambda r: str(r["detector"]).split("/")[0], detect),
     }
 
 
@@ -226,7 +268,7 @@ def evaluate(corpora: Path, detect: Detector, show: int, stdlib: bool = True) ->
             corpora / "gitleaks-rule-fixtures/fixtures.jsonl", detect
         ),
         "noseyparker-rule-examples": eval_simple(
-            corpora / "noseyparker-rule-examples/examples.jsonl", detect
+            corpora / "noseyparker-rule-examples/examples.jsonl", detect, split=True
         ),
         "trufflehog-detector-tests": eval_trufflehog(
             corpora / "trufflehog-detector-tests/pattern_tests.jsonl", detect
@@ -256,6 +298,7 @@ def main() -> int:
     args = ap.parse_args()
     results: dict[str, object] = {
         "tuned_on": list(TUNED_ON),
+        "split_by_provider": list(SPLIT),
         "held_out": list(HELD_OUT),
         "domestique": evaluate(args.corpora, domestique_detector(), args.show_stdlib),
     }
@@ -280,7 +323,7 @@ def main() -> int:
                 assert isinstance(tool_res, dict)
                 figures_t = tool_res.get(corpus)
                 cells.append(str(figures_t.get(key)) if isinstance(figures_t, dict) else "-")
-            tag = " (held out)" if corpus in HELD_OUT else ""
+            tag = " (held out)" if corpus in HELD_OUT else " (split)" if corpus in SPLIT else ""
             print(f"| {corpus}{tag} | {key} | " + " | ".join(cells) + " |")
     for ctx in _KEEP:
         ctx.__exit__(None, None, None)  # type: ignore[attr-defined]

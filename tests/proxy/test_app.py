@@ -741,3 +741,22 @@ def test_client_that_leaves_mid_stream_stops_the_upstream(tmp_path: Path) -> Non
             while not up.aborted and time.monotonic() < deadline:
                 time.sleep(0.05)
         assert up.aborted
+
+
+def test_a_failure_mid_answer_cuts_the_stream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error after the answer started ends the connection without a clean end of body."""
+    from domestique.proxy import app as app_module
+
+    class Exploding(app_module.AnswerStream):
+        def feed(self, chunk: bytes) -> bytes:
+            raise RuntimeError("restorer failed")
+
+    monkeypatch.setattr(app_module, "AnswerStream", Exploding)
+    with run_upstream() as up:
+        app = build_app(parse_upstreams([f"anthropic={up.url}"]), home=tmp_path)
+        with run_asgi(app) as url, httpx.Client(trust_env=False, timeout=30) as c:
+            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": C}]}
+            with pytest.raises(httpx.RemoteProtocolError):
+                c.post(url + "/v1/messages", json=body)

@@ -226,8 +226,14 @@ class Unfolder:
     # ---------------------------------------------------------------- entry points
 
     def unfold(self, command: str) -> Unfolded:
-        text, index = join_continuations(command)
-        self._parse_into(text, index, Ctx())
+        words = simple_words(command)
+        if words is not None:
+            # One plain command: the words are known without the parser (same words, same spans).
+            inv = Invocation(words, (words[0].span[0], words[-1].span[1]))
+            self.emit(inv, Ctx())
+        else:
+            text, index = join_continuations(command)
+            self._parse_into(text, index, Ctx())
         return Unfolded(self.invs, self.hits, self.parse_ok, self.assignments, self.functions)
 
     def _parse_into(self, text: str, index: list[int] | None, ctx: Ctx) -> None:
@@ -512,12 +518,17 @@ class Unfolder:
         elif t == "ansi_c_string":
             parts.append(decode_ansi_c(self._t.source(node)[2:-1]))
         elif t in ("string", "translated_string"):
-            for c in node.children:
+            children = node.children
+            last = len(children) - 1
+            for k, c in enumerate(children):
                 ct = c.type
                 if ct == "string_content":
                     parts.append(unescape_double_quoted(self._t.source(c)))
                 elif c.is_named:
                     self._piece(c, ctx, parts, state, subs, quoted=True)
+                elif k == last and k > 0:
+                    # tree-sitter folds trailing blanks into the closing quote token (`" "`).
+                    parts.append(self._t.source(c)[:-1])
         elif t == "concatenation":
             for c in node.children:
                 self._piece(c, ctx, parts, state, subs, quoted=quoted)
@@ -1530,6 +1541,65 @@ def _is_shell(code: str) -> bool:
     return program_name(first) in SHELLS
 
 
+# Characters that are never special to the shell outside quotes (no globs, braces, tildes,
+# expansions, operators, comments or escapes).
+_PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,@%+=-")
+# Quoted text taken as it stands: printable ASCII without the characters that are special inside
+# double quotes ($, `, \) and without ! (history expansion in interactive shells).
+_QUOTED_OK = frozenset(chr(c) for c in range(32, 127)) - frozenset("$`\\!")
+_RESERVED = frozenset(
+    {"if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+     "in", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]", "export",
+     "declare", "typeset", "local", "readonly", "unset", "unsetenv"}
+)  # fmt: skip
+
+
+def simple_words(command: str) -> list[Word] | None:
+    """The words of ``command`` when it is one plain simple command, else None.
+
+    Plain means: words separated by single spaces, made of plain characters and of single- or
+    double-quoted printable ASCII text with nothing to expand; the first word is no assignment or
+    reserved word. Such a line parses to one command whose words are exactly these (the test
+    suite checks the parser agrees); anything else (operators, expansions, globs, comments,
+    escapes, tabs, newlines) returns None and goes to the parser.
+    """
+    words: list[Word] = []
+    i, n = 0, len(command)
+    plain = _PLAIN_CHARS
+    while i < n:
+        if command[i] == " ":
+            i += 1
+            continue
+        start = i
+        parts: list[str] = []
+        while i < n and command[i] != " ":
+            c = command[i]
+            if c in plain:
+                j = i + 1
+                while j < n and command[j] in plain:
+                    j += 1
+                parts.append(command[i:j])
+                i = j
+            elif c == "'" or c == '"':
+                j = command.find(c, i + 1)
+                if j < 0:
+                    return None
+                body = command[i + 1 : j]
+                if not _QUOTED_OK.issuperset(body):
+                    return None
+                parts.append(body)
+                i = j + 1
+            else:
+                return None
+        words.append(Word("".join(parts), True, (start, i)))
+    if not words:
+        return None
+    first = command[words[0].span[0] : words[0].span[1]]
+    if "=" in first or first in _RESERVED:
+        return None
+    return words
+
+
 def unfold_command(
     command: str,
     *,
@@ -1551,4 +1621,4 @@ def read_script(path: str) -> bytes | None:
         return None
 
 
-__all__: list[Any] = ["Unfolded", "Unfolder", "read_script", "unfold_command"]
+__all__: list[Any] = ["Unfolded", "Unfolder", "read_script", "simple_words", "unfold_command"]

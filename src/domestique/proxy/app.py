@@ -271,10 +271,13 @@ class FirewallApp:
             await self._http(scope, receive, tracked_send, t0)
         except asyncio.CancelledError:
             raise
-        except BaseException as exc:  # the boundary: every error blocks
+        except BaseException as exc:  # noqa: BLE001 - the boundary: every error blocks
             if started:
                 # Mid-answer: the status is sent; cutting the stream is the only honest end.
-                raise
+                # Returning without the final body message makes the server close the
+                # connection; re-raising would print a traceback whose messages could quote
+                # a URL (``?key=``) or content.
+                return
             reasons: tuple[Reason, ...] = (error_reason(exc),)
             headers = _lower_headers(scope)
             path = (scope.get("raw_path") or b"").decode("latin-1").split("?", 1)[0]
