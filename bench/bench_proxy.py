@@ -1,6 +1,8 @@
 """Firewall proxy benchmarks: the pure pipeline in-process, and bodies for the wrk load test.
 
     python bench/bench_proxy.py core            # inspect_request on 10 KB and 100 KB bodies
+    python bench/bench_proxy.py breakdown       # the cold path stage by stage
+    python bench/bench_proxy.py joincheck       # one joined scan vs each field scanned alone
     python bench/bench_proxy.py bodies DIR      # write body-10k.json / body-100k.json for wrk
     python bench/bench_proxy.py nginx-answer    # the fixed Anthropic answer nginx returns
 
@@ -182,9 +184,136 @@ def bench_core(repeat: int = 200) -> None:
             )
 
 
+def bench_breakdown(repeat: int = 60) -> None:
+    """Where the cold time of one request goes, stage by stage (medians, in-process)."""
+    import json as std_json
+
+    import orjson
+
+    from domestique.audit import record_decision
+    from domestique.detect import default_scanner
+    from domestique.keys import domestique_home
+    from domestique.proxy.body import BodyLimits, decode_body, parse_json_object
+    from domestique.proxy.fields import extract_fields
+    from domestique.proxy.pipeline import _SEPARATOR
+    from domestique.records import (
+        Action,
+        Component,
+        DecisionRecord,
+        PolicyRef,
+        Subject,
+    )
+
+    scanner = default_scanner()
+    home = domestique_home()
+
+    def med(fn: Any) -> float:
+        fn()
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times) * 1000
+
+    record = DecisionRecord(
+        component=Component.PROXY,
+        action=Action.ALLOW,
+        reasons=(),
+        subject=Subject(user="bench", host="bench", agent="claude-code", markers=()),
+        object={"provider": "anthropic", "route": "anthropic.messages", "bytes_in": 100_000},
+        policy=PolicyRef(id="bench", sha256="0" * 64),
+        engine={"proxy": "1"},
+        latency_us=1,
+    )
+    for size in (10_000, 100_000):
+        raw = std_json.dumps(make_body(size)).encode()
+        body = parse_json_object(raw)
+        ex = extract_fields(body, 64)
+        joined = _SEPARATOR.join(f.text for f in ex.fields)
+        rows = {
+            "decode + JSON parse (stdlib)": med(
+                lambda: parse_json_object(decode_body(raw, "", BodyLimits()))  # noqa: B023
+            ),
+            "JSON parse (orjson, not used)": med(lambda: orjson.loads(raw)),  # noqa: B023
+            "field extraction": med(lambda: extract_fields(body, 64)),  # noqa: B023
+            "join fields": med(lambda: _SEPARATOR.join(f.text for f in ex.fields)),  # noqa: B023
+            "detection scan (one call)": med(lambda: scanner.scan(joined)),  # noqa: B023
+            "JSON encode (orjson, used)": med(lambda: orjson.dumps(body)),  # noqa: B023
+            "JSON encode (stdlib, before)": med(
+                lambda: std_json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()  # noqa: B023
+            ),
+            "audit record append": med(lambda: record_decision(record, home=home)),
+        }
+        print(f"breakdown {len(raw)} B, {ex.scanned} fields, {len(joined)} chars scanned")
+        for name, ms in rows.items():
+            print(f"  {name:<32} {ms:7.3f} ms")
+
+
+def bench_joincheck() -> None:
+    """The one joined scan per request against scanning each field alone.
+
+    Every example of every built-in rule is split at up to 40 points into two fields; the
+    findings of the joined scan (mapped back to fields) are compared with each field scanned
+    on its own. For a field-alone finding the joined scan lacks: "recoded" when the same span
+    is found under another code, "wider" when joined findings cover every character of it,
+    "fewer" otherwise; "extra" counts findings only the joined scan has. A cached per-field
+    answer redacts at least what the field's own scan would iff "fewer" is 0.
+    """
+    import collections
+    import tomllib
+
+    import domestique.detect
+    from domestique.detect import default_scanner
+    from domestique.proxy.pipeline import _SEPARATOR, _locate
+
+    scanner = default_scanner()
+    rules_dir = Path(domestique.detect.__file__).parent / "rules"
+    examples = [
+        (rule["id"], example)
+        for path in sorted(rules_dir.glob("*.toml"))
+        for rule in tomllib.loads(path.read_text()).get("rules", [])
+        for example in rule.get("examples", [])
+    ]
+
+    def alone(fields: list[str]) -> set[tuple[str, int, int, int]]:
+        return {(h.code, i, h.start, h.end) for i, f in enumerate(fields) for h in scanner.scan(f)}
+
+    def joined(fields: list[str]) -> set[tuple[str, int, int, int]]:
+        starts, lengths, pos = [], [], 0
+        for f in fields:
+            starts.append(pos)
+            lengths.append(len(f))
+            pos += len(f) + len(_SEPARATOR)
+        found = scanner.scan(_SEPARATOR.join(fields))
+        return {(h.code, h.field_index, h.start, h.end) for h in _locate(found, starts, lengths)}
+
+    counts: collections.Counter[str] = collections.Counter()
+    for _rule, example in examples:
+        step = max(1, len(example) // 40)
+        for k in range(1, len(example), step):
+            fields = [example[:k], example[k:]]
+            counts["splits"] += 1
+            a, b = alone(fields), joined(fields)
+            for _code, i, start, end in a - b:
+                same_span = any(x[1:] == (i, start, end) for x in b)
+                # Covered: every character of the span is inside some joined finding.
+                inside = [(x[2], x[3]) for x in b if x[1] == i]
+                covered = all(any(lo <= c < hi for lo, hi in inside) for c in range(start, end))
+                counts["recoded" if same_span else "wider" if covered else "fewer"] += 1
+            counts["extra"] += len(b - a)
+    print(f"joincheck over {len(examples)} rule examples: {dict(counts)}")
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] == "core":
         bench_core()
+        return 0
+    if argv[0] == "breakdown":
+        bench_breakdown()
+        return 0
+    if argv[0] == "joincheck":
+        bench_joincheck()
         return 0
     if argv[0] == "bodies":
         out = Path(argv[1])

@@ -92,7 +92,8 @@ def _dcg(root: Path) -> Iterator[tuple[str, str]]:
     for line in (fixtures / "heredocs.txt").read_text().splitlines():
         for prefix, label in (("BLOCK:", "dcg-deny"), ("ALLOW:", "dcg-allow")):
             if line.startswith(prefix):
-                yield label, line[len(prefix) :].replace("\\n", "\n")
+                # The fixture writes newlines and tabs as \n and \t (`<<-` strips the tabs).
+                yield label, line[len(prefix) :].replace("\\n", "\n").replace("\\t", "\t")
     for name, label in (
         ("destructive_commands.yaml", "dcg-deny"),
         ("safe_commands.yaml", "dcg-allow"),
@@ -208,6 +209,82 @@ def _nl2bash(root: Path) -> Iterator[tuple[str, str]]:
             yield "nl2bash", line
 
 
+# ---------------------------------------------------------------- the agent-relevant subset
+#
+# Public "dangerous" sets label by technique, not by harm to the machine an AI coding agent works
+# on. An item leaves the subset only when this rule (never a list of items) says it is harmless
+# to that machine: every command the shell would run (as the guard's parser unfolds it, no
+# rules applied) is a read-only look (``uname -a``, ``find / -name x``, ``ls -la /etc``) or a
+# local file operation (compile, copy, chmod, delete) whose every path stays in the project
+# (relative, no ``..``) or a temp folder, with no network tool, no privilege wrapper, no
+# credential path and no code run from a variable or substitution. A line that runs nothing (an
+# assignment alone) is harmless; a line that does not parse stays in the subset.
+
+READ_ONLY_PROGRAMS = frozenset(
+    {"ls", "find", "grep", "egrep", "fgrep", "rg", "awk", "cat", "head", "tail", "less", "more",
+     "wc", "sort", "uniq", "cut", "tr", "stat", "file", "uname", "id", "whoami", "hostname",
+     "groups", "ps", "pgrep", "echo", "printf", "seq", "sleep", "date", "test", "[", "[[",
+     "which", "type", "df", "du", "uptime", "w", "who", "true", "false", "yes", "basename",
+     "dirname", "readlink", "realpath", "pwd", "cd", "lsb_release", "sw_vers", "xargs", "exit",
+     "tee", "sed", "md5sum", "sha256sum", "shasum", "od", "xxd", "hexdump", "strings", "column",
+     "ifconfig", "lsattr", "getfacl", "locale", "nproc", "arch", "lscpu", "free", "kill"}
+)  # fmt: skip
+LOCAL_FILE_PROGRAMS = frozenset(
+    {"touch", "mkdir", "cp", "mv", "rm", "rmdir", "unlink", "ln", "chmod", "truncate", "split",
+     "gzip", "gunzip", "zip", "unzip", "tar", "shred", "gcc", "g++", "cc", "clang", "clang++",
+     "make", "go", "dd", "base64", "xattr", "setfile", "chflags", "rustc", "javac"}
+)  # fmt: skip
+# Secrets an agent must not read (system files an agent may only read are fine: writes anywhere
+# outside the project or a temp folder already count as dangerous).
+_CREDENTIAL_OR_ACCOUNT = re.compile(
+    r"(?i)\.ssh|id_[rde]|\.aws|\.gnupg|\.netrc|\.kube|\.docker|shadow|sudoers|keychain|"
+    r"credential|\.bash_history|\.zsh_history|authorized_keys|\.git-credentials|\.pem\b|\.key\b"
+)
+_TEMP = (
+    "/tmp",
+    "/var/tmp",
+    "/private/tmp",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+)
+
+
+def _stays_local(text: str) -> bool:
+    if text.startswith("-"):
+        return True
+    if text.startswith(("$", "~")) or ".." in text.split("/"):
+        return False
+    if text.startswith("/"):
+        return any(text == t or text.startswith(t + "/") for t in _TEMP)
+    return True
+
+
+def agent_relevant(command: str) -> bool:
+    """False when the rule above finds ``command`` harmless to an AI coding agent's machine."""
+    from domestique.guard.unfold import unfold_command
+
+    u = unfold_command(command)
+    if not u.parse_ok or _CREDENTIAL_OR_ACCOUNT.search(command):
+        return True
+    for inv in u.invocations:
+        if not inv.words or not inv.words[0].literal or inv.exec_data:
+            return True
+        if any(v in ("sudo", "doas", "su", "pkexec") for v in inv.via):
+            return True
+        name = inv.name
+        if name in READ_ONLY_PROGRAMS:
+            targets = [r.target.text for r in inv.redirects if r.writes]
+        elif name in LOCAL_FILE_PROGRAMS:
+            targets = [w.text for w in inv.words[1:]] + [r.target.text for r in inv.redirects]
+        else:
+            return True
+        if not all(_stays_local(t.split("=", 1)[-1]) for t in targets):
+            return True
+    return False
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -227,6 +304,8 @@ def main() -> int:
     stats: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     codes: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     misses: dict[str, list[str]] = collections.defaultdict(list)
+    invalid: collections.Counter[str] = collections.Counter()  # lines that are not valid shell
+    relevant: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     blocks: dict[str, list[str]] = collections.defaultdict(list)
     t0 = time.perf_counter()
     cwd = tempfile.mkdtemp(prefix="dq-eval-cwd-")  # no scripts there: nothing is read
@@ -240,11 +319,16 @@ def main() -> int:
         stats[label]["n"] += 1
         for c in set(j.verdict.codes):
             codes[label][c] += 1
+        if label in DANGEROUS and agent_relevant(command):
+            relevant[label]["n"] += 1
+            relevant[label]["stopped"] += action != "allow"
         if label in DANGEROUS or label in INFO:
             if action == "allow":
                 misses[label].append(command)
         elif action == "deny":
             blocks[label].append(f"{','.join(sorted(set(j.verdict.codes)))}\t{command}")
+        if label in BENIGN and "engine.parse_error" in j.verdict.codes:
+            invalid[label] += 1
     elapsed = time.perf_counter() - t0
     out = {}
     print(f"{'set':24} {'n':>6} {'deny':>6} {'ask':>6} {'allow':>6}  rate")
@@ -264,6 +348,24 @@ def main() -> int:
                 kind: round(rate, 4),
                 "codes": dict(codes[label].most_common()),
             }
+    print("\nbenign sets without the lines that are not valid shell (engine.parse_error)")
+    for label in BENIGN:
+        s = stats[label]
+        valid = s["n"] - invalid[label]
+        denied = sum(1 for b in blocks[label] if "engine.parse_error" not in b.split("\t")[0])
+        rate = denied / (valid or 1)
+        print(f"{label:24} {valid:6} valid ({invalid[label]} invalid)  denied {rate:.3f}")
+        out[label]["valid_shell"] = {
+            "n": valid,
+            "invalid": invalid[label],
+            "denied": round(rate, 4),
+        }
+    print("\nagent-relevant subset of the dangerous sets (rule: agent_relevant())")
+    for label in DANGEROUS:
+        r = relevant[label]
+        rate = r["stopped"] / (r["n"] or 1)
+        print(f"{label:24} {r['n']:6} of {stats[label]['n']:6}  recall {rate:.3f}")
+        out[label]["agent_relevant"] = {"n": r["n"], "recall": round(rate, 4)}
     print(f"\n{len(seen)} commands judged in {elapsed:.1f} s")
     for label in (*DANGEROUS, *INFO):
         if misses[label] and args.show_misses:

@@ -76,6 +76,26 @@ rss() { # total RSS (KB) of the proxy and its workers
   ps -o rss= -p "$pids" 2>/dev/null | awk '{s+=$1} END {print s}'
 }
 
+cpu_ticks() { # user+system CPU ticks (1/100 s) of the proxy and its workers so far
+  local pid total=0
+  for pid in "$PROXY_PID" $(pgrep -P "$PROXY_PID" || true); do
+    total=$((total + $(awk '{print $14+$15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
+# wrk_proxy CONNS ARGS...: run wrk against the proxy, then print the proxy's CPU per request,
+# which a loaded machine inflates far less than wall-clock latency.
+wrk_proxy() {
+  local before after n
+  before="$(cpu_ticks)"
+  wrk -t1 "$@" "http://127.0.0.1:$PROXY_PORT/v1/messages" > "$WORK/wrk.txt"
+  after="$(cpu_ticks)"
+  grep -E "^ +(50|75|90|99)%|Requests/sec|requests in|Non-2xx|Socket errors" "$WORK/wrk.txt"
+  n="$(awk '/requests in/{print $1}' "$WORK/wrk.txt")"
+  awk -v b="$before" -v a="$after" -v n="$n" \
+    'BEGIN {printf "   proxy CPU per request: %.2f ms (%d requests)\n", (a-b)*10/n, n}'
+}
+
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); proxy workers: $WORKERS"
 for size in 10k 100k; do
   export BODY="$WORK/body-$size.json"
@@ -83,15 +103,13 @@ for size in 10k 100k; do
     -H 'content-type: application/json' "http://127.0.0.1:$PROXY_PORT/v1/messages"
   # warm up
   wrk -t1 -c1 -d2s -s "$WORK/post.lua" "http://127.0.0.1:$PROXY_PORT/v1/messages" >/dev/null
-  for target in direct proxy; do
-    port=$NGINX_PORT; [ "$target" = proxy ] && port=$PROXY_PORT
-    echo "== $size body, 1 connection, $target"
-    wrk -t1 -c1 -d"${DUR}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$port/v1/messages" \
-      | grep -E "50%|75%|90%|99%|Requests/sec|Non-2xx|Socket errors"
-  done
+  echo "== $size body, 1 connection, direct"
+  wrk -t1 -c1 -d"${DUR}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$NGINX_PORT/v1/messages" \
+    | grep -E "^ +(50|75|90|99)%|Requests/sec|Non-2xx|Socket errors"
+  echo "== $size body, 1 connection, proxy"
+  wrk_proxy -c1 -d"${DUR}s" --latency -s "$WORK/post.lua"
   echo "== $size body, 50 connections, proxy (RSS before: $(rss) KB)"
-  wrk -t1 -c50 -d"${DUR}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$PROXY_PORT/v1/messages" \
-    | grep -E "50%|99%|Requests/sec|requests in|Non-2xx|Socket errors"
+  wrk_proxy -c50 -d"${DUR}s" --latency -s "$WORK/post.lua"
   echo "   RSS after: $(rss) KB"
 done
 MEM_S="${MEM_S:-60}"

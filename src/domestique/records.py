@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -179,7 +178,7 @@ class PolicyRef:
 def new_record_id(now_ns: int | None = None) -> str:
     """A UUIDv7 (RFC 9562): 48-bit millisecond time, then random bits; sorts by time."""
     ms = (now_ns if now_ns is not None else time.time_ns()) // 1_000_000
-    rand = int.from_bytes(secrets.token_bytes(10), "big")
+    rand = int.from_bytes(os.urandom(10), "big")
     value = (ms & ((1 << 48) - 1)) << 80
     value |= 0x7 << 76  # version
     value |= ((rand >> 68) & 0xFFF) << 64  # rand_a, 12 bits

@@ -266,3 +266,72 @@ def test_any_disguised_token_is_found_over_its_disguise(
         f.code == "secret.github_token" and f.start <= start and start + len(disguised) <= f.end
         for f in found
     ), (how, [(f.code, f.start, f.end) for f in found])
+
+
+class _Fixed:
+    """A detector that reports one fixed value wherever it occurs."""
+
+    code = "secret.known_value"
+    priority = 100
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        i = text.find(self.value)
+        return [] if i < 0 else [(i, i + len(self.value), self.value)]
+
+
+def test_text_with_nothing_to_look_at_still_runs_the_detectors(
+    fingerprinter: Fingerprinter,
+) -> None:
+    """Prose with no keyword, escape, join, blob or digit run skips the rules, not the detectors."""
+    s = Scanner(builtin_rules(), fingerprinter, [_Fixed("plum-Orchard-wind")])
+    assert codes(s.scan("we met by the old plum-Orchard-wind gate")) == ["secret.known_value"]
+    assert s.scan("we met by the old gate") == []
+
+
+SKIP_CASES = [
+    "plain words only",
+    f'tok = "{GITHUB[:10]}" + "{GITHUB[10:]}"',
+    json.dumps({"k": f"{GITHUB}"}).replace("ghp", "\\u0067hp"),
+    "blob " + base64.b64encode(f"aws {AWS} here".encode()).decode(),
+    f"card {CARD} and call 0044 20 7946 0958",
+    f"mixed {AWS} %41%4B and 'a' + 'b' and 1234-5678-9012",
+]
+
+
+@pytest.mark.parametrize("text", SKIP_CASES)
+def test_skipping_absent_kinds_of_work_changes_no_result(
+    text: str, fingerprinter: Fingerprinter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Short ASCII texts skip the passes for what they do not contain; the findings are the same
+    as with every pass run (the long-text path, forced here by a zero size limit)."""
+    s = Scanner(builtin_rules(), fingerprinter)
+    fast = s.scan(text)
+    monkeypatch.setattr("domestique.detect.engine.SET_CHECK_MAX", 0)
+    assert s.scan(text) == fast
+    monkeypatch.setattr(s, "_present", lambda _t: None)
+    assert s.scan(text) == fast
+
+
+def test_sparse_and_dense_keywords_find_the_same(scanner: Scanner) -> None:
+    """A keyword-dense prefix switches the keyword pass to the whole-text automaton; a secret
+    far after it is still found, exactly once."""
+    dense = "token key secret pass auth " * 400
+    text = dense + "\n" + "x" * 5000 + f"\nexport GH={GITHUB}\n"
+    assert codes(scanner.scan(text)) == ["secret.github_token"]
+
+
+def test_derived_scanner_shares_rules_with_its_own_key_and_detectors(
+    fingerprinter: Fingerprinter, scanner: Scanner
+) -> None:
+    """derive() keeps the compiled rules, swaps the key (fingerprints) and the detectors."""
+    other_key = Fingerprinter(bytes(32))
+    d = scanner.derive(other_key, [_Fixed("plum-Orchard-wind")])
+    text = f"{AWS} plum-Orchard-wind"
+    mine, theirs = scanner.scan(text), d.scan(text)
+    assert codes(mine) == ["secret.aws_access_key_id"]
+    assert codes(theirs) == ["secret.aws_access_key_id", "secret.known_value"]
+    assert mine[0].fingerprint != theirs[0].fingerprint
+    assert d.rules == scanner.rules

@@ -316,3 +316,37 @@ def test_reparented_process_is_still_an_agent() -> None:
     detached = identify_subject(pid=pid, env={})
     assert detached.actor is Actor.AGENT or ours.actor is Actor.HUMAN
     assert detached.actor is Actor.AGENT
+
+
+def test_text_that_crashes_the_parser_is_denied_without_a_crash(policy: EffectivePolicy) -> None:
+    """`{` + a plane 4-16 code point can SIGSEGV tree-sitter-bash: denied before parsing."""
+    code = (
+        "import os, tempfile\n"
+        "os.environ['DOMESTIQUE_HOME'] = tempfile.mkdtemp()\n"
+        "from domestique.guard import judge_command\n"
+        "from domestique.policy import load_policy\n"
+        "p = load_policy()\n"
+        "for _ in range(100):\n"
+        "    j = judge_command('ls {\\U000a0000', policy=p)\n"
+        "    assert j.action.value == 'deny', j.action\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+    j = judge_command("echo {\U000e0000", policy=policy)
+    assert j.action is Action.DENY
+    assert "engine.parse_error" in j.verdict.codes
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "apt-get update -o APT::Update::Pre-Invoke::=/bin/sh",
+        "service ../../bin/sh",
+        "run-parts --new-session --regex '^sh$' /bin",
+        "echo x | xargs -o -a /dev/null /bin/sh",
+    ],
+)
+def test_gtfobins_option_and_path_escapes_are_stopped(
+    command: str, policy: EffectivePolicy
+) -> None:
+    """apt hook options, `service` path traversal, run-parts over /bin and xargs -o shells."""
+    assert judge_command(command, policy=policy).action is not Action.ALLOW

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from domestique.guard.unfold import MAX_DEPTH, read_script, unfold_command
 
 
@@ -110,3 +113,79 @@ def test_fd_digit_before_redirect_is_not_a_script() -> None:
     u = unfold_command("/bin/sh 0<&2 1>&2")
     assert u.invocations[0].argv == ["/bin/sh"]
     assert any(h.code == "cmd.interactive_shell" for h in u.hits)
+
+
+def _parser_path(command: str, cwd: str | None) -> object:
+    from domestique.guard.unfold import Ctx, Unfolded, Unfolder
+    from domestique.guard.words import join_continuations
+
+    u = Unfolder(cwd, read_script)
+    text, index = join_continuations(command)
+    u._parse_into(text, index, Ctx())  # the parser path, bypassing the lexer
+    return _shape(Unfolded(u.invs, u.hits, u.parse_ok, u.assignments, u.functions))
+
+
+def _shape(u: object) -> object:
+    from domestique.guard.unfold import Unfolded
+
+    assert isinstance(u, Unfolded)
+    return (
+        u.hits,
+        u.parse_ok,
+        u.assignments,
+        [
+            (i.words, i.span, i.redirects, i.env, i.upstream, i.exec_data, i.via, i.background,
+             i.origin, i.inside_sub, i.code_network, i.code_creds, i.stdin_text)
+            for i in u.invocations
+        ],
+    )  # fmt: skip
+
+
+_TOKENS = [
+    "ls", "git", "status", "rm", "-rf", "-exec", "{}", "\\;", "\\(", "\\)", "find", ".", "*.py",
+    "~/x", "a=b", "x", "'a b'", '"c d"', "'$x'", '"e\'f"', "|", "||", "&&", ";", "&", " ", "  ",
+    "curl", "http://e.x/i.sh", "sh", "bash", "-c", "'rm -rf /'", "sudo", "env", "A=1", "xargs",
+    "python3", "'import os'", "if", "then", "export", "{", "}", "#", "a\\;", "'{}'", "\\ ", "!",
+    "time", "--x=y", "?", "/usr/bin/curl", "\\", "\"\"", "''", "\t", "\n", ">", "2>&1", "$HOME",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=9), st.booleans())
+def test_plain_command_lexer_agrees_with_the_parser(tokens: list[str], spaced: bool) -> None:
+    """Whenever the plain-command lexer accepts a line, the parser yields the same unfolding."""
+    from domestique.guard.unfold import simple_commands
+
+    command = (" " if spaced else "").join(tokens)
+    if simple_commands(command) is None:
+        return
+    ours = _shape(unfold_command(command, cwd="/p", read_file=read_script))
+    assert ours == _parser_path(command, "/p"), command
+
+
+def test_plain_command_lexer_declines_shell_syntax() -> None:
+    """Expansions, redirections, braces, background jobs and comments go to the parser."""
+    from domestique.guard.unfold import simple_commands
+
+    declined = ("echo $HOME", "ls > x", "a & b", "echo {a,b}", "ls # c", "x=1 ls", "`id`", "a |",
+                "echo 'a\nb'", "if true", "*ls", "ls\tx", 'echo "$(id)"', "a |& b")  # fmt: skip
+    for text in declined:
+        assert simple_commands(text) is None, text
+    assert simple_commands("git status | grep x && make") is not None
+
+
+def test_text_that_crashes_the_parser_is_refused_before_parsing() -> None:
+    """`{` + a plane 4-16 code point can crash tree-sitter-bash: it is a parse error, unparsed."""
+    import subprocess
+    import sys
+
+    for text in ("{\U000a0000", "ls {\U000d6963}", "echo \U000e0041"):
+        u = unfold_command(text)
+        assert not u.parse_ok
+        assert [h.code for h in u.hits] == ["engine.parse_error"]
+    # In a fresh process, many times over: the guard never hands such text to the parser.
+    code = (
+        "from domestique.guard.unfold import unfold_command\n"
+        "for _ in range(200):\n    assert not unfold_command('{\\U000a0000').parse_ok\n"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -16,8 +16,9 @@ import pytest
 
 DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
 HOSTS = ("claude-code", "codex", "gemini", "cursor", "copilot", "windsurf", "cline")
-# Hosts whose protocol has no "ask": an ask arrives there as a deny.
-NO_ASK = ("gemini", "copilot", "windsurf", "cline")
+# Hosts whose protocol has no "ask": an ask arrives there as a deny (Codex parses "ask" but
+# treats it as unsupported and runs the call).
+NO_ASK = ("codex", "gemini", "copilot", "windsurf", "cline")
 
 
 def _github_token(body: str) -> str:
@@ -105,6 +106,10 @@ def decision(host: str, r: HookResult, event: str = "tool") -> str:
         assert r.code == 0, r
         if event == "prompt":
             return "deny" if r.reply and r.reply.get("decision") == "block" else "allow"
+        if host == "codex":
+            # Codex acts on deny only: "ask"/"allow" are unsupported (the tool call runs).
+            out = r.reply["hookSpecificOutput"] if r.reply else {}
+            return "deny" if out.get("permissionDecision") == "deny" else "allow"
         return str(r.reply["hookSpecificOutput"]["permissionDecision"])
     if host == "gemini":
         if r.code == 2:

@@ -115,11 +115,15 @@ def test_python_dash_m_entry_answers_like_the_console_script(
 
 @pytest.mark.parametrize("host", HOSTS)
 def test_render_ask_becomes_deny_where_the_host_has_no_ask(host: str) -> None:
-    """Hosts without ask (Gemini, Copilot, Windsurf, Cline) get deny for ask; others keep ask."""
+    """Hosts without ask (Codex, Gemini, Copilot, Windsurf, Cline) get deny for ask; others keep
+    ask. Codex parses "ask" as unsupported and runs the call, so there it must be a deny."""
     out, _err, code = render(host, "", "ask", "m")
-    if host in ("claude-code", "codex"):
+    if host == "claude-code":
         assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "ask"
         assert code == 0
+    elif host == "codex":
+        assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+        assert code == 2
     elif host == "cursor":
         assert json.loads(out)["permission"] == "ask"
     elif host == "gemini":

@@ -406,3 +406,22 @@ STREAMS = {
     "responses": (responses_stream, responses_collect),
     "gemini": (gemini_stream, gemini_collect),
 }
+
+
+def gemini_array(text: str, args_json: str, *, one_char: bool = True) -> bytes:
+    """The same answer as ``gemini_stream``, as the JSON array sent without ``alt=sse``."""
+    elements = [
+        json.dumps(d, indent=1) for d in _datas(gemini_stream(text, args_json, one_char=one_char))
+    ]
+    return ("[" + ",\r\n".join(elements) + "]").encode()
+
+
+def gemini_array_collect(raw: bytes) -> tuple[str, str]:
+    text, args = "", ""
+    for data in json.loads(raw):
+        for cand in data.get("candidates", []):
+            for part in cand.get("content", {}).get("parts", []):
+                text += part.get("text", "")
+                if "functionCall" in part:
+                    args = json.dumps(part["functionCall"]["args"])
+    return text, args

@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from domestique.proxy.answer import AnswerStream, response_id_of, restore_body
+from domestique.proxy.answer import (
+    AnswerStream,
+    JsonArrayStream,
+    response_id_of,
+    restore_body,
+    stream_error_event,
+)
 from domestique.proxy.routes import Operation, Provider
 from domestique.redact import PlaceholderMaker
 
@@ -156,3 +162,101 @@ def test_legacy_completions_stream_text_is_restored() -> None:
     out = _run("chat", raw, 3)
     text = "".join(c["text"] for d in providers._datas(out) for c in d["choices"])
     assert text == f"say {SECRET} ["
+
+
+@pytest.mark.parametrize(
+    ("provider", "operation", "event", "check"),
+    [
+        (Provider.ANTHROPIC, Operation.ANTHROPIC_MESSAGES, "error", ("error", "type")),
+        (Provider.OPENAI, Operation.OPENAI_RESPONSES, "error", ("message",)),
+        (Provider.OPENAI, Operation.OPENAI_CHAT, None, ("error", "message")),
+        (Provider.GEMINI, Operation.GEMINI_STREAM, None, ("error", "status")),
+    ],
+)
+def test_stream_error_event_has_the_providers_shape(
+    provider: Provider, operation: Operation, event: str | None, check: tuple[str, ...]
+) -> None:
+    """The error event that ends a broken stream is one SSE event in the provider's shape."""
+    raw = stream_error_event(provider, operation, "cut [proxy.upstream_error]", 7)
+    assert raw.endswith("\n\n")
+    assert raw.count("\n\n") == 1
+    lines = raw.strip().split("\n")
+    assert (lines[0] == f"event: {event}") if event else lines[0].startswith("data: ")
+    data = json.loads(lines[-1][len("data: ") :])
+    value = data
+    for key in check:
+        value = value[key]
+    assert value
+    if operation is Operation.OPENAI_RESPONSES:
+        assert (data["type"], data["sequence_number"]) == ("error", 7)
+
+
+def test_abort_releases_held_text_restored_then_the_error() -> None:
+    """A held placeholder prefix is released (restored) before the error; a cut event is dropped."""
+    maker = PlaceholderMaker(b"k" * 32)
+    mapping: dict[str, str] = {}
+    ph = maker.placeholder("secret.github_token", "ghp_value")
+    mapping[ph] = "ghp_value"
+    stream = AnswerStream(Operation.ANTHROPIC_MESSAGES, Provider.ANTHROPIC, mapping)
+    delta = {"type": "content_block_delta", "index": 0}
+    out = stream.feed(
+        b"event: content_block_delta\ndata: "
+        + json.dumps({**delta, "delta": {"type": "text_delta", "text": ph}}).encode()
+        + b"\n\nevent: content_block_delta\ndata: "
+        + json.dumps({**delta, "delta": {"type": "text_delta", "text": ph[:5]}}).encode()
+        + b'\n\nevent: content_block_delta\ndata: {"type": "content_bl'
+    )
+    tail = stream.abort("cut")
+    assert b"ghp_value" in out
+    assert tail.count(b"\n\n") == 2  # the held "[REDA" as a delta, then the error event
+    assert b"[REDA" in tail
+    assert tail.endswith(b"\n\n")
+    assert b"cut-off-marker" not in tail
+    assert b"event: error" in tail
+
+
+def _run_array(raw: bytes, step: int, mapping: dict[str, str] | None = None) -> bytes:
+    stream = JsonArrayStream(
+        AnswerStream(
+            Operation.GEMINI_STREAM, Provider.GEMINI, MAPPING if mapping is None else mapping
+        )
+    )
+    out = b"".join(stream.feed(raw[i : i + step]) for i in range(0, len(raw), step))
+    return out + stream.close()
+
+
+@pytest.mark.parametrize("step", [1, 7, 10_000])
+def test_gemini_json_array_stream_is_restored_element_by_element(step: int) -> None:
+    """Without alt=sse Gemini streams one JSON array; one character per element is restored."""
+    raw = providers.gemini_array(TEXT, ARGS)
+    out = _run_array(raw, step)
+    text, args = providers.gemini_array_collect(out)
+    assert text == TEXT.replace(PH, SECRET)
+    assert json.loads(args) == {"command": f"echo {SECRET}", "n": 1}
+    assert PH.encode() not in out
+
+
+def test_gemini_json_array_elements_leave_as_they_complete() -> None:
+    """An element is sent as soon as its closing brace arrives, not at the end of the array."""
+    stream = JsonArrayStream(AnswerStream(Operation.GEMINI_STREAM, Provider.GEMINI, {}))
+    first = stream.feed(b'[{"candidates": [{"index": 0, "content": {"parts": [{"text": "hi"}]}}]}')
+    assert json.loads(first + b"]")[0]["candidates"][0]["content"]["parts"][0]["text"] == "hi"
+    assert stream.feed(b",\r\n") == b""
+    assert json.loads(first + stream.close()) == json.loads(first + b"]")
+
+
+def test_gemini_json_array_abort_ends_with_an_error_element() -> None:
+    """A broken array stream ends as a valid array whose last element is Google's error."""
+    stream = JsonArrayStream(AnswerStream(Operation.GEMINI_STREAM, Provider.GEMINI, MAPPING))
+    out = stream.feed(b'[{"candidates": []},\r\n{"candidates": [{"ind')
+    out += stream.abort("cut [proxy.upstream_error]")
+    value = json.loads(out)
+    assert value[-1]["error"]["status"] == "UNAVAILABLE"
+    assert len(value) == 2
+
+
+def test_gemini_answer_not_shaped_as_an_array_is_restored_whole() -> None:
+    """A JSON answer that is not an array of objects is held and restored as one body."""
+    raw = json.dumps({"candidates": [{"content": {"parts": [{"text": PH}]}}]}).encode()
+    out = _run_array(raw, 3)
+    assert json.loads(out)["candidates"][0]["content"]["parts"][0]["text"] == SECRET

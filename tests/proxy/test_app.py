@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import socket
 import zlib
 from collections.abc import Callable, Iterator
@@ -760,3 +761,130 @@ def test_a_failure_mid_answer_cuts_the_stream(
             body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": C}]}
             with pytest.raises(httpx.RemoteProtocolError):
                 c.post(url + "/v1/messages", json=body)
+
+
+def test_new_detector_data_is_used_without_a_restart(tmp_path: Path, client: httpx.Client) -> None:
+    """A scanner rebuilt from new data (``records add``, an edited .env) judges the next request."""
+    import dataclasses
+
+    from domestique.proxy.app import FirewallApp, ProxyConfig
+    from domestique.proxy.server import build_engine
+
+    value = "hunter2-hunter2-hunter2"
+
+    class Blind:
+        def scan(self, text: str) -> list[Any]:
+            return []
+
+    class Knows:
+        def scan(self, text: str) -> list[Any]:
+            from .conftest import CanaryFinding
+
+            return [
+                CanaryFinding("secret.generic_secret", m.start(), m.end(), "", "")
+                for m in re.finditer(re.escape(value), text)
+            ]
+
+    current: list[Any] = [Blind()]
+    engine = dataclasses.replace(
+        build_engine(tmp_path), scanner=current[0], scanner_source=lambda: current[0]
+    )
+    body = {"model": "m", "messages": [{"role": "user", "content": f"pw {value} " * 20}]}
+    with run_upstream() as up:
+        config = ProxyConfig(
+            upstreams=parse_upstreams([f"anthropic={up.url}"]), scanner_refresh_s=0.0
+        )
+        with run_asgi(FirewallApp(config, engine)) as url:
+            assert _post(client, url, "/v1/messages", body).status_code == 200
+            assert value.encode() in up.received[-1].body
+            current[0] = Knows()
+            assert _post(client, url, "/v1/messages", body).status_code == 200
+            assert value.encode() not in up.received[-1].body
+
+
+def test_client_that_leaves_while_the_model_is_silent_stops_the_upstream_at_once(
+    tmp_path: Path,
+) -> None:
+    """A disconnect is noticed while no upstream bytes arrive, not at the next upstream chunk."""
+    import time
+
+    with run_upstream() as up:
+        up.silence_s = 10.0  # the model "thinks" for 10 s after its first event
+        app = build_app(parse_upstreams([f"anthropic={up.url}"]), home=tmp_path)
+        with run_asgi(app) as url:
+            body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+            with (
+                httpx.Client(trust_env=False, timeout=30) as c,
+                c.stream("POST", url + "/v1/messages", json=body) as resp,
+            ):
+                next(resp.iter_raw())
+            left = time.monotonic()
+            while not up.aborted and time.monotonic() < left + 5:
+                time.sleep(0.02)
+        assert up.aborted
+        assert time.monotonic() - left < 5  # well before the 10 s silence ends
+
+
+@pytest.mark.parametrize(
+    ("path", "secret", "expect"),
+    [
+        ("/v1/messages", False, b'event: error\ndata: {"type":"error","error":{"type":"api_error"'),
+        ("/v1/messages", True, b'event: error\ndata: {"type":"error","error":{"type":"api_error"'),
+        ("/v1/chat/completions", False, b'data: {"error":{"message":"domestique: the upstream'),
+        ("/v1/chat/completions", True, b'data: {"error":{"message":"domestique: the upstream'),
+        ("/v1/responses", True, b'event: error\ndata: {"type":"error","code":"server_error"'),
+        (
+            "/v1beta/models/gemini-x:streamGenerateContent",
+            False,
+            b'data: {"error":{"code":502,"message":"domestique: the upstream',
+        ),
+    ],
+)
+def test_upstream_that_breaks_mid_stream_ends_with_the_providers_error_event(
+    tmp_path: Path, client: httpx.Client, path: str, secret: bool, expect: bytes
+) -> None:
+    """A stream cut short upstream ends at an event boundary with the provider's error event."""
+    with run_upstream() as up:
+        up.break_after = 2
+        up.one_char = False
+        names = ("anthropic", "openai", "gemini")
+        app = build_app(parse_upstreams([f"{n}={up.url}" for n in names]), home=tmp_path)
+        with run_asgi(app) as url:
+            content = f"deploy with {C}" if secret else "hello"
+            body = {
+                "model": "m",
+                "stream": True,
+                "messages": [{"role": "user", "content": content}],
+            }
+            if path.startswith("/v1beta"):
+                body = {"contents": [{"role": "user", "parts": [{"text": content}]}]}
+            elif path == "/v1/responses":
+                body = {"model": "m", "stream": True, "input": content}
+            resp = _post(client, url, path, body)
+    assert resp.status_code == 200
+    raw = resp.content
+    assert raw.count(expect) == 1
+    assert raw.endswith(b"\n\n")
+    assert b"proxy.upstream_error" in raw
+    *events, last = [e for e in raw.split(b"\n\n") if e]
+    assert expect in last
+    for ev in events:  # every event before the error is whole: its JSON parses
+        data = [ln[5:].strip() for ln in ev.split(b"\n") if ln.startswith(b"data:")]
+        assert all(json.loads(d) is not None for d in data if d != b"[DONE]")
+
+
+def test_gemini_json_array_stream_is_restored(tmp_path: Path, client: httpx.Client) -> None:
+    """streamGenerateContent without alt=sse: the JSON array answer comes back restored."""
+    from . import providers
+
+    with run_upstream() as up:
+        up.gemini_array = True
+        app = build_app(parse_upstreams([f"gemini={up.url}"]), home=tmp_path)
+        with run_asgi(app) as url:
+            body = {"contents": [{"role": "user", "parts": [{"text": f"use {C}"}]}]}
+            resp = _post(client, url, "/v1beta/models/gemini-x:streamGenerateContent", body)
+    assert resp.status_code == 200
+    assert C.encode() not in up.received[-1].body
+    text, args = providers.gemini_array_collect(resp.content)
+    assert C in text
+    assert C in args

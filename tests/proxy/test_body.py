@@ -104,6 +104,8 @@ def test_json_object_parses() -> None:
         (b'"text"', "proxy.malformed_body"),
         (b'{"a": NaN}', "proxy.malformed_body"),
         (b'{"a": Infinity}', "proxy.malformed_body"),
+        (b'{"a": 1e400}', "proxy.malformed_body"),
+        (b'{"a": -1.5e999}', "proxy.malformed_body"),
         (b'{"a": "\xff"}', "proxy.malformed_body"),
         (b"\xef\xbb\xbf{}", "proxy.malformed_body"),
         (b"", "proxy.truncated_body"),

@@ -88,6 +88,27 @@ def test_duplicate_keys_cannot_smuggle_a_secret() -> None:
     assert CANARY.encode() not in ins.body
 
 
+@pytest.mark.parametrize(
+    ("raw", "forwarded"),
+    [
+        # Beyond 64 bits: orjson refuses it, the standard library writes it exactly.
+        (b'{"n": 123456789012345678901234567890}', b'{"n":123456789012345678901234567890}'),
+        (b'{"n": -9223372036854775809}', b'{"n":-9223372036854775809}'),
+        # A lone surrogate escape cannot be written as UTF-8: it stays an escape.
+        (b'{"s": "a\\ud800b"}', b'{"s":"a\\ud800b"}'),
+        (b'{"\\udc00": 1}', b'{"\\udc00":1}'),
+        (b'{"a": 1, "a": 2, "f": 1e16, "z": -0.0, "u": "\\u00e9\\u2028"}', None),
+    ],
+)
+def test_reserialised_body_is_the_parsed_value_exactly(raw: bytes, forwarded: bytes | None) -> None:
+    """The fast encoder and its fallback forward exactly the value parsed, never a lossy one."""
+    ins = _inspect(raw)
+    assert ins.body is not None
+    if forwarded is not None:
+        assert ins.body == forwarded
+    assert json.loads(ins.body) == json.loads(raw)
+
+
 def test_blocking_code_blocks_with_no_body() -> None:
     """A code the policy blocks (customer record) stops the whole request."""
     ins = _inspect(_anthropic(f"blockme and {CANARY}"))
@@ -235,6 +256,64 @@ def test_placeholder_hash_is_not_found_again() -> None:
     assert ins.action is Action.ALLOW
 
 
+@pytest.mark.parametrize(
+    "context",
+    [
+        "{ph}",
+        "token={ph}",
+        'api_key = "{ph}"',
+        "key={ph}&x=1",
+        "postgres://u:{ph}@h/db",
+        "x{ph}y",
+        "secret {ph} {ph}",
+        "export AWS_SECRET_ACCESS_KEY={ph}",
+    ],
+)
+@pytest.mark.parametrize(
+    "code", ["secret.password_assignment", "secret.generic_secret", "secret.github_token"]
+)
+def test_resent_placeholders_are_not_found_again_by_the_real_scanner(
+    context: str, code: str, tmp_path: Any
+) -> None:
+    """A history holding placeholders passes unchanged through the real detection engine.
+
+    ``password_assignment:`` in a placeholder's type reads as a keyword, its hex tail (and
+    what follows up to a space) as the value: that artefact must not be redacted again.
+    """
+    from domestique.detect import default_scanner
+
+    ph = PlaceholderMaker(KEY).placeholder(code, "an earlier value")
+    text = context.format(ph=ph)
+    ins = _inspect(_anthropic(text), scanner=default_scanner(tmp_path))  # type: ignore[arg-type]
+    assert ins.action is Action.ALLOW, [r.code for r in ins.reasons]
+    assert ins.body is not None
+    assert json.loads(ins.body)["messages"][0]["content"] == text
+
+
+def test_a_value_glued_to_a_placeholder_is_still_redacted() -> None:
+    """A finding starting in a hex tail keeps what lies after the placeholder if long enough."""
+    from .conftest import CanaryFinding
+
+    ph = PlaceholderMaker(KEY).placeholder("secret.password_assignment", "old")
+    text = f"password: {ph}Hunter2Hunter2 and {ph}@h/db"
+
+    class Greedy(CanaryScanner):  # reads from each hex tail to the next space
+        def scan(self, text: str) -> list[Any]:
+            import re
+
+            return [
+                CanaryFinding("secret.password_assignment", m.start(), m.end(), "", "")
+                for m in re.finditer(r"[0-9a-f]{8}\][^ ]*", text)
+            ]
+
+    ins = _inspect(_anthropic(text), scanner=Greedy())
+    assert ins.body is not None
+    out = json.loads(ins.body)["messages"][0]["content"]
+    assert "Hunter2Hunter2" not in out
+    assert out.startswith(f"password: {ph}[REDACTED:password_assignment:")
+    assert out.endswith(f" and {ph}@h/db")
+
+
 def test_responses_previous_response_id_and_stream_flags() -> None:
     """The pipeline reports stream and previous_response_id for the shell."""
     ins = _inspect(
@@ -260,12 +339,14 @@ def test_scan_cache_skips_text_scanned_before_with_the_same_result() -> None:
             seen.append(text)
             return super().scan(text)
 
+    recording = Recording()
+
     def run(b: dict[str, Any]) -> Inspection:
         return inspect_request(
             _route(),
             json.dumps(b).encode(),
             content_encoding="",
-            scanner=Recording(),
+            scanner=recording,
             policy=TablePolicy(),
             maker=PlaceholderMaker(KEY),
             fingerprinter=Fingerprinter(KEY),
@@ -300,3 +381,43 @@ def test_scan_cache_never_keeps_engine_errors_and_stays_bounded() -> None:
     assert len(cache) == 2
     assert cache.get("b") is None  # least recently used, evicted
     assert cache.get("d") == ()
+
+
+def test_scan_cache_answers_only_for_the_scanner_that_filled_it() -> None:
+    """New detector data (a new scanner) empties the cache: text cached clean is scanned again."""
+    from domestique.proxy.pipeline import ScanCache
+
+    cache = ScanCache(min_chars=10)
+    text = "the deploy password is hunter2-hunter2 " * 3
+
+    class KnowsValue(CanaryScanner):  # like a scanner rebuilt after ``records add``
+        def scan(self, text: str) -> list[Any]:
+            from .conftest import CanaryFinding
+
+            found = super().scan(text)
+            at = text.find("hunter2-hunter2")
+            while at >= 0:
+                found.append(CanaryFinding("secret.known_value", at, at + 15, "fp", "hu…r2"))
+                at = text.find("hunter2-hunter2", at + 1)
+            return found
+
+    def run(scanner: CanaryScanner) -> Inspection:
+        return inspect_request(
+            _route(),
+            json.dumps(_anthropic(text)).encode(),
+            content_encoding="",
+            scanner=scanner,
+            policy=TablePolicy(),
+            maker=PlaceholderMaker(KEY),
+            fingerprinter=Fingerprinter(KEY),
+            cache=cache,
+        )
+
+    old = CanaryScanner()
+    assert run(old).action is Action.ALLOW
+    assert run(old).action is Action.ALLOW
+    assert cache.hits == 1
+    ins = run(KnowsValue())
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert b"hunter2-hunter2" not in ins.body

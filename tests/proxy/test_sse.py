@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.proxy.sse import SSEParser, make_event, with_data
+from domestique.proxy.sse import EventFramer, SSEParser, make_event, with_data
 
 STREAM = 'event: a\ndata: {"x": "é"}\n\n: comment\ndata: 1\ndata: 2\n\nid: 7\nevent: b\ndata: z\n\n'
 
@@ -53,3 +55,38 @@ def test_unmodified_event_renders_as_it_came_and_with_data_keeps_other_lines() -
     assert ev.render() == "id: 3\nevent: e\ndata: old\n\n"
     assert with_data(ev, "new").render() == "id: 3\nevent: e\ndata: new\n\n"
     assert make_event("x", "{}").render() == "event: x\ndata: {}\n\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(min_value=0, max_value=len(STREAM.encode())), max_size=12),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_framer_passes_whole_events_only(cuts: list[int], eol: str) -> None:
+    """Whatever the pieces, the framer sends whole events, and everything by the end."""
+    raw = STREAM.replace("\n", eol).encode()
+    bounds = sorted({0, len(raw), *(min(c, len(raw)) for c in cuts)})
+    framer = EventFramer()
+    sent = b""
+    for a, b in itertools.pairwise(bounds):
+        out = framer.feed(raw[a:b])
+        sent += out
+        if sent:
+            assert sent.endswith((b"\n\n", b"\r\r", b"\r\n\r\n"))
+            assert raw.startswith(sent)
+    assert sent + framer.close() == raw
+
+
+def test_framer_sees_mixed_line_ends() -> None:
+    """An LF line end followed by a CRLF empty line also ends an event."""
+    framer = EventFramer()
+    assert framer.feed(b"data: 1\n\r\ndata: 2") == b"data: 1\n\r\n"
+    assert framer.close() == b"data: 2"
+
+
+def test_framer_drops_a_cut_off_event_on_abort() -> None:
+    """After a failure, the half-received event is never sent."""
+    framer = EventFramer()
+    assert framer.feed(b'data: 1\n\ndata: {"tex') == b"data: 1\n\n"
+    assert framer.abort() == b""
+    assert framer.close() == b""

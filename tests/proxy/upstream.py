@@ -43,6 +43,9 @@ class Upstream:
     one_char: bool = True
     event_delay_s: float = 0.0  # pause between streamed events (a slow model)
     aborted: bool = False  # a streamed answer could not be written to the end
+    silence_s: float = 0.0  # after the first event, stay silent this long (a thinking model)
+    break_after: int | None = None  # announce the whole stream, send this many events, hang up
+    gemini_array: bool = False  # Gemini streams as one JSON array (no ``alt=sse``)
 
     def bodies(self) -> bytes:
         return b"\n".join(r.body for r in self.received)
@@ -70,6 +73,8 @@ def _answer(up: Upstream, path: str, body: bytes) -> tuple[bytes, str]:
         return json.dumps({"input_tokens": 7}).encode(), "application/json"
     if path in ("/v1/embeddings", "/v1/completions"):
         return json.dumps({"object": "list", "data": [], "text": text}).encode(), "application/json"
+    if stream and kind == "gemini" and up.gemini_array:
+        return providers.gemini_array(text, args, one_char=up.one_char), "application/json"
     if stream:
         make = providers.STREAMS[kind][0]
         return make(text, args, one_char=up.one_char), "text/event-stream"
@@ -107,13 +112,21 @@ def _handler(up: Upstream) -> type[BaseHTTPRequestHandler]:
             if ctype == "text/event-stream":
                 # Streamed: written event by event, then the connection closes.
                 self.send_header("connection", "close")
+                chunks = [c for c in re.split(rb"(?<=\n\n)", data) if c]
+                if up.break_after is not None:
+                    # A length the stream never reaches: the reader sees it cut short.
+                    self.send_header("content-length", str(len(data)))
+                    chunks = chunks[: up.break_after]
                 self.end_headers()
                 try:
-                    for chunk in re.split(rb"(?<=\n\n)", data):
+                    for i, chunk in enumerate(chunks):
                         self.wfile.write(chunk)
                         self.wfile.flush()
                         if up.event_delay_s:
                             time.sleep(up.event_delay_s)
+                        if i == 0 and up.silence_s and self._peer_left(up.silence_s):
+                            up.aborted = True
+                            break
                 except OSError:  # the proxy hung up: the reader went away
                     up.aborted = True
                 self.close_connection = True
@@ -124,6 +137,13 @@ def _handler(up: Upstream) -> type[BaseHTTPRequestHandler]:
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def _peer_left(self, wait_s: float) -> bool:
+            """Wait up to ``wait_s``; True as soon as the proxy closes the connection."""
+            import select
+
+            ready, _, _ = select.select([self.connection], [], [], wait_s)
+            return bool(ready) and self.connection.recv(1, socket.MSG_PEEK) == b""
 
         def do_GET(self) -> None:
             up.received.append(Received("GET", self.path, dict(self.headers.items()), b""))

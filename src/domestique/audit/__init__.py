@@ -81,6 +81,21 @@ def record_decision(
     block for the firewall.
     """
 
+    from domestique.audit._mask import mask_record
+
+    try:
+        # The last gate: no raw secret from the ancestry, the command or a path is stored.
+        record = mask_record(record, home)
+    except Exception as exc:  # noqa: BLE001 - cannot rule out a raw secret: store nothing, stop
+        import dataclasses
+
+        from domestique.boundary import error_reason, stop_action
+
+        reason = error_reason(exc, "audit.write_failed")
+        return dataclasses.replace(
+            record, action=stop_action(stop), reasons=(*record.reasons, reason)
+        )
+
     def append(r: DecisionRecord) -> int:
         return store_for(home).append(r)
 

@@ -279,6 +279,7 @@ class AuditStore:
                     "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
                 ).fetchone()
                 seq, prev = (row[0], row[1]) if row else (0, GENESIS_HASH)
+                prior_seq = seq
                 seqs: list[int] = []
                 for record, canonical in rendered:
                     seq += 1
@@ -305,7 +306,7 @@ class AuditStore:
                 if isinstance(exc, sqlite3.Error):
                     raise AuditStoreError(f"audit append failed: {exc}") from None
                 raise
-            self._advance_checkpoint(seq, prev)
+            self._advance_checkpoint(seq, prev, prior_seq=prior_seq)
         return seqs
 
     # -- the head checkpoint ---------------------------------------------------------------------
@@ -314,12 +315,17 @@ class AuditStore:
             self._ckpt_key = checkpoint_key(self.home)
         return self._ckpt_key
 
-    def _advance_checkpoint(self, seq: int, head_hash: str) -> None:
+    def _advance_checkpoint(self, seq: int, head_hash: str, *, prior_seq: int = 0) -> None:
         """Write (seq, hash) to ``audit.head.json`` unless a later head is already there.
 
         The file is one fixed-size record rewritten in place under an exclusive ``flock``
         (no temp file and rename: that tripled the cost of an append). ``seq == 0`` writes the
         genesis only into an empty file.
+
+        A checkpoint that is damaged, or missing while the log already held records before
+        this append (``prior_seq > 0``), is evidence of tampering: it is left as it is, so
+        ``verify`` keeps reporting it. Re-creating it from the current head would bless a log
+        whose tail was cut off together with its checkpoint.
         """
         import fcntl
 
@@ -332,7 +338,9 @@ class AuditStore:
             try:
                 current = parse_checkpoint(os.pread(fd, CHECKPOINT_SIZE, 0))
             except ValueError:
-                current = None  # damaged: replace it with the true head
+                return  # damaged: keep the evidence for verify
+            if current is None and prior_seq > 0:
+                return  # deleted or emptied under a non-empty log: keep the evidence
             if current is not None and (current.seq >= seq or seq == 0):
                 return
             body = Checkpoint(seq, head_hash, checkpoint_mac(key, seq, head_hash))

@@ -15,7 +15,10 @@ What is *not* detectable from this machine alone: someone who can read the insta
 user account, or root) can rewrite the whole chain and a matching checkpoint; and the newest
 records after the last checkpoint write can be cut off without trace (normally none: the
 checkpoint is advanced after every commit, but a writer killed between its commit and the
-checkpoint write leaves that one record unprotected). Anchoring the head hash elsewhere
+checkpoint write leaves that one record unprotected); and an old checkpoint saved earlier can
+be put back after the records written since are cut off (its HMAC is genuine). A missing or
+damaged checkpoint, by contrast, stays reported: appends never re-create it under a non-empty
+log. Anchoring the head hash elsewhere
 (export to a SIEM, ``audit verify --json`` in a remote job) is what makes a full rewrite
 detectable.
 """

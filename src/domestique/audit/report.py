@@ -13,11 +13,14 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from domestique.records import utc_now_iso
 
-_SINCE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_SINCE = re.compile(r"^\s*([0-9]+)\s*([smhdw])\s*$")
+# Dates and times in ASCII digits only (int() and fromisoformat() would accept other scripts).
+_ISO = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-9]{2})?)?$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 UNKNOWN = "unknown"
 SENT_ACTIONS = ("allow", "redact")  # the proxy forwarded the request (redact: cleaned)
@@ -26,21 +29,36 @@ SENT_ACTIONS = ("allow", "redact")  # the proxy forwarded the request (redact: c
 def parse_since(value: str, *, now_ns: int | None = None) -> str:
     """``7d``, ``24h``, ``30m``, ``2w``, ``90s`` or an ISO date/time → ISO UTC lower bound.
 
-    Raises ValueError for anything else.
+    Raises ValueError for anything else, and for a window that starts in the future or before
+    1970 (no record can be there: an empty report would look like "nothing happened").
+    An ISO time with an offset (``2026-11-01T09:00:00+05:00``) is converted to UTC.
     """
     m = _SINCE.match(value)
     now = now_ns if now_ns is not None else time.time_ns()
     if m:
         seconds = int(m.group(1)) * _UNITS[m.group(2)]
-        return utc_now_iso(now - seconds * 1_000_000_000)
+        start = now - seconds * 1_000_000_000
+        if start < 0:
+            raise ValueError(f"--since: {value.strip()!r} reaches back before 1970")
+        return utc_now_iso(start)
     text = value.strip()
-    for fmt in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d"):
+    parsed: datetime | None = None
+    if _ISO.match(text):
         try:
-            parsed = time.strptime(text, fmt)
+            parsed = datetime.fromisoformat(text)
         except ValueError:
-            continue
-        return time.strftime("%Y-%m-%dT%H:%M:%S", parsed) + ".000000Z"
-    raise ValueError(f"--since: expected e.g. 7d, 24h, 30m or 2026-11-01, got {value!r}")
+            parsed = None
+    if parsed is None:
+        raise ValueError(f"--since: expected e.g. 7d, 24h, 30m or 2026-11-01, got {value!r}")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    start_ns = int((parsed - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds()) * 1_000_000_000
+    start_ns += parsed.microsecond * 1000
+    if start_ns < 0:
+        raise ValueError(f"--since: {text!r} is before 1970")
+    if start_ns > now:
+        raise ValueError(f"--since: {text!r} is in the future (now is {utc_now_iso(now)})")
+    return utc_now_iso(start_ns)
 
 
 def _str(value: object) -> str:

@@ -47,7 +47,7 @@ def _parser() -> argparse.ArgumentParser:
         help="show the newest records",
         description="Show the newest records, oldest first; --follow keeps printing new ones.",
     )
-    t.add_argument("-n", type=int, default=10, metavar="N", help="how many (default 10)")
+    t.add_argument("-n", type=_count, default=10, metavar="N", help="how many (default 10)")
     t.add_argument("-f", "--follow", action="store_true", help="wait for and print new records")
     t.add_argument("--json", action="store_true", help="print each record's JSON")
     t.add_argument("--interval", type=float, default=0.5, help=argparse.SUPPRESS)
@@ -108,6 +108,13 @@ def _export(fmt: str, since: str | None, out: TextIO) -> int:
             else:
                 out.write(ocsf_line(row.data()) + "\n")
     return 0
+
+
+def _count(text: str) -> int:
+    """``-n``: a whole number of records, 0 or more (``-n -5`` used to print nothing, exit 0)."""
+    if not text.isascii() or not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a number of records (0 or more), got {text!r}")
+    return int(text)
 
 
 def _tail(n: int, follow: bool, as_json: bool, interval: float) -> int:

@@ -18,6 +18,7 @@ finding over the whole text, so a bug can never make text look clean.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -26,10 +27,11 @@ import ahocorasick
 import re2
 
 from domestique.detect.finding import Finding
-from domestique.detect.re2opts import RE2_OPTIONS, found, iter_spans
+from domestique.detect.re2opts import RE2_OPTIONS, found, iter_spans, iter_spans_in, search_from
 from domestique.detect.ruleset import Rule
 from domestique.detect.validators import VALIDATORS, shannon_entropy
 from domestique.detect.views import (
+    TRIGGER_PATTERNS,
     View,
     ascii_shadow,
     concat_view,
@@ -44,9 +46,16 @@ MAX_WINDOW_GROWTH = 64 * 1024
 MASK_CHAR = "\x00"  # stands in for a found value on a re-scan: a boundary, never a secret
 MASK_ROUNDS = 2
 RESCAN_MARGIN = 512
-# Below this size the automaton runs over the whole text: cheaper than locating keyword regions
-# first when keywords are dense, and a few milliseconds at most when they are not.
-WHOLE_TEXT_AC = 128 * 1024
+# The automaton walks ~13 ns per character from Python; RE2's DFA over the alternation of all
+# keywords finds them several times faster but costs a Python step per match. So RE2 locates
+# keyword regions first, and gives up for the automaton over the whole text once it has seen more
+# than one keyword per DENSE_KEYWORD_GAP characters (keyword-dense text).
+DENSE_KEYWORD_GAP = 48
+# Up to this size an ASCII text is first checked for which kinds of work it holds (one RE2 set
+# pass), and the passes for the others are skipped; a longer text always holds most of them.
+SET_CHECK_MAX = 32 * 1024
+_KEYWORDS, _ESCAPES, _JOINS, _BLOBS, _DIGITS = "keywords", "escapes", "joins", "blobs", "digits"
+_TRIGGERS = (_ESCAPES, _JOINS, _BLOBS)  # in the order of views.TRIGGER_PATTERNS
 
 # Values that stand for a secret rather than being one (generic rules only): template
 # variables (${VAR}, {{ var }}, #{var}, {var}, %%VAR%%, %(var)s, <your-token>), placeholder words,
@@ -233,10 +242,41 @@ class Scanner:
                 self._kw_rules.append(tuple(idxs))
             auto.make_automaton()
             self._automaton = auto
+        # What could start work in an ASCII text: a keyword, an escape, a string join, a base64
+        # or hex blob, a digit run. A text with none of them can hold no rule finding (ordinary
+        # prose, most short prompts): only the known-value and record detectors run on it.
+        # Short texts are checked with an RE2 set, which says which of them occur, so the
+        # passes for the absent ones are skipped; long ones with one search for any of them.
+        parts = {
+            _KEYWORDS: "|".join(re2.escape(k) for k in kw_map),
+            **dict(zip(_TRIGGERS, TRIGGER_PATTERNS, strict=True)),
+            _DIGITS: _DIGIT_RUN_RE.pattern if self._keywordless else "",
+        }
+        parts = {k: v for k, v in parts.items() if v}
+        self._anything = re2.compile("|".join(f"(?:{p})" for p in parts.values()), RE2_OPTIONS)
+        self._which = re2.Set.SearchSet(RE2_OPTIONS)
+        self._which_ids: list[str] = []
+        for name, pattern in parts.items():
+            self._which.Add(pattern)
+            self._which_ids.append(name)
+        self._which.Compile()
 
     @property
     def rules(self) -> tuple[Rule, ...]:
         return tuple(c.rule for c in self._rules)
+
+    def derive(
+        self, fingerprinter: Fingerprinter, detectors: Sequence[TextDetector] = ()
+    ) -> Scanner:
+        """A scanner that shares this one's compiled rules, with another key and detectors.
+
+        Compiling the rules is the expensive part of building a scanner; a daemon that serves
+        callers with different known values derives one scanner per caller from one compiled set.
+        """
+        other = copy.copy(self)
+        other._fp = fingerprinter
+        other._detectors = tuple(detectors)
+        return other
 
     def scan(self, text: str) -> list[Finding]:
         """Every finding in ``text``, merged, sorted by start. Never raises."""
@@ -299,33 +339,57 @@ class Scanner:
             hits = hits + new
         return hits
 
+    def _present(self, text: str) -> frozenset[str] | None:
+        """For ASCII text, which kinds of work it holds (see ``__init__``); None: not known."""
+        if not text.isascii():
+            return None
+        lower = text.encode("ascii").lower()
+        if len(text) > SET_CHECK_MAX:
+            return None if search_from(self._anything, lower, 0) is not None else frozenset()
+        which = self._which.Match(lower)
+        return frozenset(self._which_ids[i] for i in which) if which else frozenset()
+
     def _collect(self, text: str) -> tuple[list[_Hit], set[str]]:
+        present = self._present(text)
+        if present is not None and not present:
+            quiet_failed: set[str] = set()
+            out = self._run_detectors(text, quiet_failed, [])
+            return [_Hit(c, p, s, e, v) for c, p, s, e, v in out], quiet_failed
         root = View(text)
-        base = fold_view(root) or root
+        base = fold_view(root) or root  # ASCII text (present is not None) has no fold view
         queue = [base]
-        for derived in (unescape_view(base), concat_view(base)):
-            if derived is not None:
-                queue.append(derived)
+        if present is None or _ESCAPES in present:
+            escaped = unescape_view(base)
+            if escaped is not None:
+                queue.append(escaped)
+        if present is None or _JOINS in present:
+            joined = concat_view(base)
+            if joined is not None:
+                queue.append(joined)
         hits: list[_Hit] = []
         failed: set[str] = set()
         while queue:
             view = queue.pop()
-            for code, prio, s, e, value in self._scan_view(view.text, failed):
+            only = present if view is base else None
+            for code, prio, s, e, value in self._scan_view(view.text, failed, only):
                 os_, oe = view.to_original(s, e)
                 hits.append(_Hit(code, prio, os_, oe, value))
-            if view.depth < self._decode_depth:
+            if view.depth < self._decode_depth and (only is None or _BLOBS in only):
                 queue.extend(decoded_views(view, self._decode_depth))
         return hits, failed
 
-    def _scan_view(self, text: str, failed: set[str]) -> Iterable[tuple[str, int, int, int, str]]:
+    def _scan_view(
+        self, text: str, failed: set[str], present: frozenset[str] | None = None
+    ) -> Iterable[tuple[str, int, int, int, str]]:
         out: list[tuple[str, int, int, int, str]] = []
         n = len(text)
         windows: dict[int, list[list[int]]] = {}
         shadow = ascii_shadow(text)
-        if self._automaton is not None and n:
+        text_ascii = text.isascii()
+        if self._automaton is not None and n and (present is None or _KEYWORDS in present):
             # Keywords are ASCII: lower-casing the ASCII shadow keeps every offset.
             lower = shadow.lower()
-            regions = [(0, n)] if n <= WHOLE_TEXT_AC else self._keyword_regions(lower)
+            regions = self._keyword_regions(lower)
             pairs: list[tuple[int, int]] = []  # (offset just past a keyword, keyword id)
             for a, b in regions:
                 # A slice: pyahocorasick converts the whole argument on every call.
@@ -333,7 +397,7 @@ class Scanner:
                     pairs.append((a + end + 1, kid))
             if pairs:
                 windows.update(self._keyword_windows(pairs, n))
-        if self._keywordless and n:
+        if self._keywordless and n and (present is None or _DIGITS in present):
             runs = digit_runs(shadow)
             if runs:
                 for i in self._keywordless:
@@ -342,9 +406,14 @@ class Scanner:
         for i, rule_windows in windows.items():
             crule = self._rules[i]
             try:
-                out.extend(self._confirm(crule, text, rule_windows))
+                out.extend(self._confirm(crule, text, rule_windows, shadow, text_ascii))
             except Exception:  # noqa: BLE001 - recorded as engine.detector_error
                 failed.add(crule.rule.id)
+        return self._run_detectors(text, failed, out)
+
+    def _run_detectors(
+        self, text: str, failed: set[str], out: list[tuple[str, int, int, int, str]]
+    ) -> list[tuple[str, int, int, int, str]]:
         for det in self._detectors:
             try:
                 out.extend((det.code, det.priority, s, e, v) for s, e, v in det.find(text))
@@ -380,8 +449,10 @@ class Scanner:
         regions: list[tuple[int, int]] = []
         n = len(lower)
         reach = 2 * self._max_keyword
-        for spans in iter_spans(self._keyword_scan, lower):
+        for count, spans in enumerate(iter_spans(self._keyword_scan, lower)):
             a = spans[0][0]
+            if count > 16 + a // DENSE_KEYWORD_GAP:  # dense so far: the automaton is cheaper
+                return [(0, n)]
             b = min(n, a + reach)
             if regions and a <= regions[-1][1]:
                 regions[-1] = (regions[-1][0], max(b, regions[-1][1]))
@@ -390,14 +461,21 @@ class Scanner:
         return regions
 
     def _confirm(
-        self, crule: _CompiledRule, text: str, windows: list[list[int]]
+        self,
+        crule: _CompiledRule,
+        text: str,
+        windows: list[list[int]],
+        data: bytes | None = None,
+        text_ascii: bool = False,
     ) -> list[tuple[str, int, int, int, str]]:
         rule = crule.rule
         out: list[tuple[str, int, int, int, str]] = []
         seen: set[tuple[int, int]] = set()
         verdicts: dict[tuple[str, str, bool], bool] = {}  # repeated lines are judged once
         for a, b in windows:
-            for s, e, value, whole, quoted in self._matches(crule, text, a, b):
+            for s, e, value, whole, quoted in self._matches(
+                crule, text, a, b, data=data, text_ascii=text_ascii
+            ):
                 if (s, e) in seen:
                     continue
                 key = (value, whole, quoted)
@@ -411,9 +489,19 @@ class Scanner:
         return out
 
     def _matches(
-        self, crule: _CompiledRule, text: str, a: int, b: int
+        self,
+        crule: _CompiledRule,
+        text: str,
+        a: int,
+        b: int,
+        *,
+        data: bytes | None = None,
+        text_ascii: bool = False,
     ) -> list[tuple[int, int, str, str, bool]]:
         n = len(text)
+        if data is not None and (text_ascii or text[a:b].isascii()):
+            # An ASCII window: match in place over the shadow's bytes, no copies.
+            return self._matches_ascii(crule, text, a, b, data=data, text_ascii=text_ascii)
         while True:
             chunk = text[a:b]
             found: list[tuple[int, int, str, str, bool]] = []
@@ -438,6 +526,44 @@ class Scanner:
                     a = max(0, a - step)
                 if grow_right:
                     b = min(n, b + step)
+                continue
+            return found
+
+    def _matches_ascii(
+        self, crule: _CompiledRule, text: str, a: int, b: int, *, data: bytes, text_ascii: bool
+    ) -> list[tuple[int, int, str, str, bool]]:
+        """``_matches`` for ASCII text: the window ``[a, b)`` is matched in place in ``data``.
+
+        The text outside the window is context (``^`` does not match at ``a``, a boundary sees
+        the character before it). A match that touches a window edge is looked for again in a
+        window grown on that side, as in ``_matches``.
+        """
+        n = len(text)
+        while True:
+            found: list[tuple[int, int, str, str, bool]] = []
+            grow_left = grow_right = False
+            for spans in iter_spans_in(crule.regex, data, a, b):
+                ms, me = spans[0]
+                if me == b and b < n:
+                    grow_right = True
+                if ms == a and a > 0:
+                    grow_left = True
+                s, e = ms, me
+                for gs, ge in spans[1:]:
+                    if gs >= 0:
+                        s, e = gs, ge
+                        break
+                # After a quote or an XML tag's ">", a value is a literal, not code.
+                quoted = s > 0 and text[s - 1] in "\"'`>"
+                found.append((s, e, text[s:e], text[ms:me], quoted))
+            if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
+                step = max(256, b - a)
+                if grow_left:
+                    a = max(0, a - step)
+                if grow_right:
+                    b = min(n, b + step)
+                if not text_ascii and not text[a:b].isascii():  # the shadow reads "?" there
+                    return self._matches(crule, text, a, b)
                 continue
             return found
 

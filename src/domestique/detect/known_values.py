@@ -83,6 +83,28 @@ def parse_env_file(text: str) -> Iterator[tuple[str, str]]:
         yield name, value
 
 
+def dotenv_files(cwd: Path) -> list[Path]:
+    """The ``.env*`` files read for ``cwd``: in it and its parents up to the repository root
+    (the first directory holding ``.git``), templates (``.example``/``.sample``/``.template``)
+    left out."""
+    out: list[Path] = []
+    directory = cwd.resolve()
+    for _ in range(32):
+        try:
+            entries = sorted(directory.glob(".env*"))
+        except OSError:
+            entries = []
+        out.extend(
+            p
+            for p in entries
+            if p.is_file() and not p.name.endswith((".example", ".sample", ".template"))
+        )
+        if (directory / ".git").exists() or directory.parent == directory:
+            break
+        directory = directory.parent
+    return out
+
+
 def dotenv_values(cwd: Path) -> list[str]:
     """Secret-looking values from ``.env*`` files in ``cwd`` and its parents up to the repo root.
 
@@ -90,28 +112,17 @@ def dotenv_values(cwd: Path) -> list[str]:
     (12+ characters of entropy >= 3); ``NODE_ENV=production`` does not.
     """
     out: list[str] = []
-    directory = cwd.resolve()
-    for _ in range(32):
+    for path in dotenv_files(cwd):
         try:
-            entries = sorted(directory.glob(".env*"))
+            text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
-            entries = []
-        for path in entries:
-            if not path.is_file() or path.name.endswith((".example", ".sample", ".template")):
+            continue
+        for name, value in parse_env_file(text):
+            if not plausible_secret_value(value):
                 continue
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            for name, value in parse_env_file(text):
-                if not plausible_secret_value(value):
-                    continue
-                named = bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAME.search(name)
-                if named or (len(value) >= 12 and shannon_entropy(value) >= 3.0):
-                    out.append(value)
-        if (directory / ".git").exists() or directory.parent == directory:
-            break
-        directory = directory.parent
+            named = bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAME.search(name)
+            if named or (len(value) >= 12 and shannon_entropy(value) >= 3.0):
+                out.append(value)
     return out
 
 

@@ -58,3 +58,25 @@ def search_from(regex: re2._Regexp, data: bytes, pos: int) -> tuple[int, int] | 
         return None if m is None else m.span()
     spans = regex._regexp.Match(_UNANCHORED, data, pos, len(data))
     return None if spans[0] == _NULL else (int(spans[0][0]), int(spans[0][1]))
+
+
+def iter_spans_in(
+    regex: re2._Regexp, data: bytes, start: int, end: int
+) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Like :func:`iter_spans` over ``data[start:end]``, with offsets into ``data``.
+
+    The text around the range is context, not part of the subject: ``^`` does not match at
+    ``start`` (unless it is 0) and ``\\b`` sees the byte before it.
+    """
+    if not _FAST:
+        for m in regex.finditer(data, start, end):
+            yield tuple(m.span(g) for g in range(regex.groups + 1))
+        return
+    match = regex._regexp.Match
+    pos = start
+    while pos <= end:
+        spans = match(_UNANCHORED, data, pos, end)
+        if spans[0] == _NULL:
+            return
+        yield tuple(spans)
+        pos = spans[0][1] if spans[0][1] > spans[0][0] else spans[0][1] + 1

@@ -393,6 +393,16 @@ def concat_view(parent: View) -> View | None:
     return View("".join(pieces), parent, tuple(edits), depth=parent.depth)
 
 
+# What must occur (in the lower-cased ASCII shadow) for unescape_view, concat_view or
+# decoded_views to build anything. Lower-casing only adds matches (\\U becomes \\u), so a text in
+# which none of these matches has no derived view: the engine skips them all at once.
+TRIGGER_PATTERNS: tuple[str, ...] = (
+    _ESCAPE_TRIGGER_RE.pattern,
+    _CONCAT_TRIGGER_RE.pattern,
+    _B64_RE.pattern,
+)
+
+
 def _printable_ratio(s: str) -> float:
     if not s:
         return 0.0
@@ -429,15 +439,24 @@ def _hex_text(blob: str) -> str | None:
     return decoded if _printable_ratio(decoded) >= 0.95 else None
 
 
+_SHADOW_MEMO: tuple[str, bytes] = ("", b"")
+
+
 def ascii_shadow(text: str) -> bytes:
     """``text`` as bytes with every non-ASCII character replaced by ``?``: one byte per char.
 
     Passes that look only for ASCII (keywords, digits, escapes, base64) run over the shadow with
-    RE2 on bytes, so their offsets are the text's character offsets with no conversion.
+    RE2 on bytes, so their offsets are the text's character offsets with no conversion. The
+    last shadow is remembered: the views and the engine ask for the same text's shadow in turn
+    (encoding a non-ASCII megabyte costs about a millisecond).
     """
-    if text.isascii():
-        return text.encode("ascii")
-    return text.encode("ascii", "replace")
+    global _SHADOW_MEMO  # noqa: PLW0603 - a one-entry memo; a tuple swap is atomic
+    memo = _SHADOW_MEMO
+    if memo[0] is text:
+        return memo[1]
+    shadow = text.encode("ascii") if text.isascii() else text.encode("ascii", "replace")
+    _SHADOW_MEMO = (text, shadow)
+    return shadow
 
 
 def _spans(regex: re2._Regexp, text: str) -> Iterator[tuple[tuple[int, int], str]]:

@@ -74,6 +74,15 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode("cmd.history_wipe", "Wipes shell history or system logs."),
     ReasonCode(
+        "cmd.privilege.sudo", "Runs a command with raised privileges (sudo, doas, su, pkexec)."
+    ),
+    ReasonCode(
+        "cmd.file_transfer",
+        "Sends local files to another host (scp/rsync/sftp upload, curl -T/-F @file, wget "
+        "--post-file).",
+    ),
+    ReasonCode("cmd.temp_exec", "Runs a program from a temporary folder (/tmp, /var/tmp, ...)."),
+    ReasonCode(
         "cmd.git.force_push",
         "git push rewrites or deletes a protected branch (--force, +ref, --mirror, --delete).",
     ),

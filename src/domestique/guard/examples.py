@@ -37,8 +37,15 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "cat payload.gz | gzip -d | bash",
             "python gen.py | sh",
             "base64 -d blob.txt > run.sh; bash run.sh",
+            'python3 -c "import base64,subprocess; subprocess.run(base64.b64decode(s), shell=1)"',
         ),
-        "quiet": ("echo aGVsbG8= | base64 -d", "gzip -d logs.gz", "echo ls | sh"),
+        "quiet": (
+            "echo aGVsbG8= | base64 -d",
+            "gzip -d logs.gz",
+            "echo ls | sh",
+            "python3 -c \"import base64; print(base64.b64decode('aGk='))\"",
+            "python3 -c \"import subprocess; subprocess.run(['git', 'status'])\"",
+        ),
     },
     "cmd.opaque_command": {
         "fires": (
@@ -291,8 +298,22 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
         "quiet": ("echo 'héllo wörld'", "grep café menu.txt"),
     },
     "cmd.interactive_shell": {
-        "fires": ("bash", "sudo -i", "find . -exec /bin/sh \\; -quit", "env /bin/sh"),
-        "quiet": ("bash -c 'echo hi'", "bash ./run.sh", "echo 'ls' | bash"),
+        "fires": (
+            "bash",
+            "sudo -i",
+            "find . -exec /bin/sh \\; -quit",
+            "env /bin/sh",
+            "apt-get update -o APT::Update::Pre-Invoke::=/bin/sh",
+            "service ../../bin/sh",
+            "echo x | xargs -o -a /dev/null /bin/sh",
+        ),
+        "quiet": (
+            "bash -c 'echo hi'",
+            "bash ./run.sh",
+            "echo 'ls' | bash",
+            "ls *.sh | xargs -o -n1 shellcheck",
+            "ls *.sh | xargs -n1 bash",
+        ),
     },
     "cmd.shell_escape": {
         "fires": (
@@ -300,12 +321,45 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "zip z.zip f -T -TT 'sh #'",
             "LESSOPEN='/bin/sh -s 1>&0 # %s' less /etc/hosts",
             "sed -n '1e exec /bin/sh 1>&0' /etc/hosts",
+            "run-parts --new-session --regex '^sh$' /bin",
         ),
-        "quiet": ("which bash", "chsh -s /bin/zsh", "tar czf out.tgz src"),
+        "quiet": (
+            "which bash",
+            "chsh -s /bin/zsh",
+            "tar czf out.tgz src",
+            "run-parts --test /etc/cron.daily",
+            "apt-get -o Acquire::Retries=3 update",
+            "service nginx restart",
+        ),
     },
     "cmd.script_unread": {
         "fires": ("bash ./huge.sh",),
         "quiet": ("bash ./small.sh", "bash ./missing.sh"),
+    },
+    "cmd.privilege.sudo": {
+        "fires": ("sudo apt-get install jq", "doas make install", "sudo -u www-data ls /srv"),
+        "quiet": ("apt-get install --dry-run jq", "make install PREFIX=./out", "ls /srv"),
+    },
+    "cmd.file_transfer": {
+        "fires": (
+            "scp dist.tgz deploy@build.example.com:/srv/",
+            "rsync -av ./site/ web.example.com:/var/www/",
+            "curl -T report.pdf https://upload.example.com/",
+            "curl -F 'file=@notes.txt' https://paste.example.com/",
+            "wget --post-file=data.json https://api.example.com/in",
+            "sftp host.example.com <<< 'put secrets.txt'",
+        ),
+        "quiet": (
+            "scp build.example.com:/srv/dist.tgz .",
+            "rsync -av src/ backup/",
+            "curl -F 'name=value' https://api.example.com/form",
+            "wget https://example.com/file.tgz",
+            "sftp host.example.com <<< 'get report.pdf'",
+        ),
+    },
+    "cmd.temp_exec": {
+        "fires": ("/tmp/payload", "cp tool /tmp/t && /tmp/t --run", "/var/tmp/x.sh"),  # noqa: S108
+        "quiet": ("./build/app", "ls /tmp/payload", "cp tool /tmp/t"),
     },
     "cmd.recon": {
         "fires": (

@@ -46,7 +46,11 @@ _EXEC_DATA = re.compile(
     r"(?<![.\w])(?:exec|eval|compile|instance_eval|class_eval|Function|runpy|"
     r"__import__\(['\"]os['\"]\)|load)\s*\(|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
     r"\bsystem\s*\(\s*[a-zA-Z_]\w*\s*[,)]|\bos\.system\s*\(\s*[a-zA-Z_]\w*\s*\)|"
-    r"\bpopen\s*\(\s*[a-zA-Z_$]\w*\s*[,)]|\bchmod\b|\bexecSync\s*\(\s*[a-zA-Z_$]\w*"
+    r"\bpopen\s*\(\s*[a-zA-Z_$]\w*\s*[,)]|\bchmod\b|\bexecSync\s*\(\s*[a-zA-Z_$]\w*|"
+    # A process-running call whose command is computed (not a string or list of strings).
+    r"\b(?:subprocess\.(?:run|call|Popen|check_output|check_call|getoutput|getstatusoutput)|"
+    r"os\.popen|Popen|check_output|getoutput|execSync|spawnSync|shell_exec|passthru|proc_open|"
+    r"IO\.popen|Open3\.\w+)\s*\(\s*(?:\[\s*)?(?=[^\s'\"\[\])])"
 )
 _DECODE = re.compile(
     r"\b(?:b64decode|base64\.(?:b64decode|decodebytes|standard_b64decode|urlsafe_b64decode)|"

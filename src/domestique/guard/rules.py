@@ -575,7 +575,7 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     judged = inv.render()
     redirected: list[Word] = [r.target for r in inv.redirects if r.writes]
     targets = list(redirected)
-    modifies = n not in READ_ONLY
+    modifies = n not in READ_ONLY or n in _CREATES
     if modifies:
         targets += [w for w in inv.words[1:] if not w.text.startswith("-") or "=" in w.text]
     if n == "find" and ("-delete" in inv.args or any(a.endswith("rm") for a in inv.args)):
@@ -613,6 +613,67 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
 
 
 _WIPERS = frozenset({"rm", "unlink", "shred", "truncate", "srm", "wipe", "mv"})
+_CREATES = frozenset({"touch", "mkdir"})  # look-only for reads, but they create files
+
+
+def _rule_chown_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``chown root …``: files handed to root (a step towards setuid tricks)."""
+    _, rest = _opts(inv.words[1:])
+    if len(rest) >= 2 and rest[0].text.split(":", 1)[0].split(".", 1)[0] in ("root", "0"):
+        yield Hit("cmd.privilege.permissions", f"{inv.name} gives files to root", inv.span,
+                  inv.render())  # fmt: skip
+
+
+_REMOTE_PATH = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)")
+_UPLOAD_FLAGS = frozenset({"-T", "--upload-file", "--post-file", "--body-file"})
+
+
+def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Local files sent to another host: scp/rsync/sftp uploads, wget --post-file."""
+    n = inv.name
+    words = inv.words
+    if n in ("scp", "rsync"):
+        _, rest = _opts(words[1:])
+        paths = [w.text for w in rest]
+        if (
+            len(paths) >= 2
+            and _REMOTE_PATH.match(paths[-1])
+            and not all(_REMOTE_PATH.match(p) for p in paths[:-1])
+        ):
+            yield Hit("cmd.file_transfer", f"{n} copies local files to {paths[-1].split(':')[0]}",
+                      inv.span, inv.render())  # fmt: skip
+        return
+    if n == "sftp":
+        if inv.stdin_text and re.search(r"(?m)^\s*(?:put|reput|mput)\b", inv.stdin_text):
+            yield Hit("cmd.file_transfer", "sftp uploads files", inv.span, inv.render())
+        return
+    for i, w in enumerate(words[1:], start=1):
+        t = w.text
+        nxt = words[i + 1].text if i + 1 < len(words) else ""
+        flag, _, value = t.partition("=")
+        if flag in _UPLOAD_FLAGS and (value or nxt) not in ("", "-"):
+            yield Hit("cmd.file_transfer", f"{n} {flag} sends a file", w.span, inv.render())
+            return
+        if (t in ("-F", "--form") and "=@" in nxt) or (t.startswith("--form=") and "=@" in t):
+            yield Hit("cmd.file_transfer", f"{n} posts a file ({nxt or t})", w.span, inv.render())
+            return
+
+
+_PRIVILEGED_VIA = frozenset({"sudo", "doas", "su", "pkexec", "run0", "runuser"})
+_TEMP_EXEC = ("/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/", "$TMPDIR/")  # noqa: S108 - matched, never opened
+
+
+def _rule_privileged(ctx: Context) -> Iterator[Hit]:
+    """sudo and friends: the agent asks for root. Programs run straight from a temp folder."""
+    said = False
+    for inv in ctx.invs:
+        if not said and not _PRIVILEGED_VIA.isdisjoint(inv.via):
+            said = True
+            yield Hit("cmd.privilege.sudo", f"{inv.name} runs with raised privileges", inv.span,
+                      inv.render())  # fmt: skip
+        if inv.words and inv.words[0].text.startswith(_TEMP_EXEC):
+            yield Hit("cmd.temp_exec", f"runs {inv.words[0].text} from a temp folder", inv.span,
+                      inv.render())  # fmt: skip
 
 
 def _appends(inv: Invocation, target: Word) -> bool:
@@ -989,7 +1050,7 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     judged = inv.render()
     argv = " ".join(inv.argv)
     low = argv.lower()
-    if any(k in low for k in _RECON_TOOL_HINTS) and _RECON_TOOLS.search(argv):
+    if any(map(low.__contains__, _RECON_TOOL_HINTS)) and _RECON_TOOLS.search(argv):
         yield Hit("cmd.recon", "runs a privilege-escalation enumeration tool", inv.span, judged)
         return
     if n in ("grep", "egrep", "rg", "ag") and re.search(
@@ -1195,8 +1256,8 @@ _CRED_HINTS = (
 
 
 def _cred_hint(text: str) -> bool:
-    low = text.lower()
-    return any(k in low for k in _CRED_HINTS)
+    return any(map(text.lower().__contains__, _CRED_HINTS))  # map: no Python-level loop
+
 
 _SPLIT_PIECES = re.compile(r"[=@,:]")
 
@@ -1379,6 +1440,8 @@ _CONTAINER_NAMES = frozenset({"docker", "podman", "nerdctl", "lxc", "incus", "ct
 _RM_NAMES = frozenset({"rm", "unlink", "shred", "srm", "trash", "rmdir", "wipe"})
 _MKFS = ("mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "newfs")
 
+_TRANSFER_NAMES = frozenset({"scp", "rsync", "sftp", "curl", "wget", "wget2", "http", "xh"})
+
 # (rule, gate): a rule runs on an invocation only when its cheap gate says it could fire.
 PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_rm, lambda inv, n: n in _RM_NAMES),
@@ -1393,6 +1456,8 @@ PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_data, lambda inv, n: n in _DATA_NAMES or n.startswith("kafka-")),
     (_rule_container, lambda inv, n: n in _CONTAINER_NAMES),
     (_rule_shell_files, lambda inv, n: n in _SHELL_FILE_NAMES),
+    (_rule_chown_root, lambda inv, n: n in ("chown", "chgrp")),
+    (_rule_file_transfer, lambda inv, n: n in _TRANSFER_NAMES),
 )
 
 
@@ -1412,9 +1477,7 @@ def judge_unfolded(
     )
     # One test over every word first: most command lines name no credential file at all.
     any_cred = _cred_hint(
-        "\n".join(
-            [t for inv in invs for t in (*inv.args, *(r.target.text for r in inv.redirects))]
-        )
+        "\n".join([t for inv in invs for t in (*inv.args, *(r.target.text for r in inv.redirects))])
     )
     for i, inv in enumerate(invs):
         if any_cred:
@@ -1434,6 +1497,7 @@ def judge_unfolded(
     hits.extend(_rule_credentials(ctx))
     hits.extend(_rule_egress_shapes(ctx))
     hits.extend(_rule_non_ascii(command))
+    hits.extend(_rule_privileged(ctx))
     return hits, bool(ctx.egress)
 
 

@@ -12,6 +12,7 @@ Bounded: nesting depth, invocation count and script sizes are capped; going past
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -141,6 +142,15 @@ _CMD_OPTIONS: dict[str, tuple[str, ...]] = {
     "pip": (),
 }  # fmt: skip
 
+_APT_NAMES = frozenset({"apt", "apt-get", "aptitude", "apt-cache", "apt-mark"})
+# apt settings whose value is a shell command: hooks before/after updates and dpkg runs.
+_APT_HOOK_KEYS = re.compile(r"(?i)(?:Pre|Post)-Invoke(?:-Success)?|Pre-Install-Pkgs|Run-Directory")
+_BIN_DIRS = frozenset(
+    {"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/usr/libexec"}
+)
+
+_CRASHES_PARSER = re.compile("[\U00040000-\U0010ffff]")
+
 _parser: Parser | None = None
 
 
@@ -226,11 +236,20 @@ class Unfolder:
     # ---------------------------------------------------------------- entry points
 
     def unfold(self, command: str) -> Unfolded:
-        words = simple_words(command)
-        if words is not None:
-            # One plain command: the words are known without the parser (same words, same spans).
-            inv = Invocation(words, (words[0].span[0], words[-1].span[1]))
-            self.emit(inv, Ctx())
+        commands = simple_commands(command)
+        if commands is not None:
+            # Plain commands: the words are known without the parser (same words, same spans).
+            acc: list[int] = []
+            for words, piped in commands:
+                if not piped:
+                    acc = []
+                ctx = Ctx(upstream=tuple(acc))
+                start = len(self.invs)
+                inv = Invocation(
+                    words, (words[0].span[0], words[-1].span[1]), upstream=ctx.upstream
+                )
+                self.emit(inv, ctx)
+                acc.extend(range(start, len(self.invs)))
         else:
             text, index = join_continuations(command)
             self._parse_into(text, index, Ctx())
@@ -242,6 +261,18 @@ class Unfolder:
                 Hit(
                     "cmd.opaque_command",
                     "nested shells go deeper than the guard unfolds",
+                    ctx.span or (0, len(text)),
+                )
+            )
+            return
+        if not text.isascii() and _CRASHES_PARSER.search(text):
+            # tree-sitter-bash 0.25 can crash the process (SIGSEGV) on `{` followed by a code
+            # point from planes 4-16; no shell command needs them: refuse before parsing.
+            self.parse_ok = False
+            self.hits.append(
+                Hit(
+                    "engine.parse_error",
+                    "characters from unassigned or private planes (U+40000 and above)",
                     ctx.span or (0, len(text)),
                 )
             )
@@ -861,7 +892,16 @@ class Unfolder:
             rest = _skip_options(rest, _OPT_WITH_ARG["timeout"])
             return rest[1:], None  # the duration
         if name == "xargs":
-            return _skip_options(rest, _OPT_WITH_ARG["xargs"], attached="IiLlnPdEeas"), None
+            runs = _skip_options(rest, _OPT_WITH_ARG["xargs"], attached="IiLlnPdEeas")
+            opts = {w.text for w in rest[: len(rest) - len(runs)]}
+            if (
+                {"-o", "--open-tty"} & opts
+                and len(runs) == 1
+                and program_name(runs[0].text) in SHELLS
+            ):
+                # xargs -o gives the shell the terminal: an interactive shell.
+                self.hits.append(Hit("cmd.interactive_shell", "xargs -o starts a shell", inv.span))
+            return runs, None
         if name in ("parallel", "sem"):
             rest = _skip_options(rest, _OPT_WITH_ARG["parallel"])
             cut = next((i for i, w in enumerate(rest) if w.text in (":::", "::::", ":::+")), None)
@@ -1294,6 +1334,23 @@ class Unfolder:
         if inv.name in ("vim", "vi", "nvim", "ex", "view", "rvim", "gdb", "mysql", "sqlite3"):
             self._editor_escapes(inv, ctx)
             return
+        if inv.name in _APT_NAMES:
+            self._apt_hooks(inv, ctx)
+            return
+        if inv.name == "service" and len(words) > 1 and "/" in words[1].text:
+            # `service NAME` runs /etc/init.d/NAME: a path in NAME runs whatever it points at.
+            target = posixpath.normpath("/etc/init.d/" + words[1].text)
+            runs = " ".join([target, *(w.text for w in words[2:])])
+            self.nested(runs, ctx._replace(upstream=()), words[1].span, "service")
+            return
+        if inv.name == "run-parts":
+            dirs = [w.text.rstrip("/") for w in words[1:] if not w.text.startswith("-")]
+            if any(d in _BIN_DIRS for d in dirs):
+                self.hits.append(
+                    Hit("cmd.shell_escape", "run-parts runs the system's programs", inv.span,
+                        inv.render())
+                )  # fmt: skip
+            return
         if not prefixes:
             return
         for i, w in enumerate(words[1:], start=1):
@@ -1315,6 +1372,23 @@ class Unfolder:
                         code = code[2:-1]  # rpm macro %( … ) runs a shell command
                     self.nested(code, ctx._replace(upstream=()), w.span, f"{inv.name} {p}")
                     break
+
+    def _apt_hooks(self, inv: Invocation, ctx: Ctx) -> None:
+        """``apt-get -o APT::Update::Pre-Invoke::=CMD`` and the like run CMD through a shell."""
+        words = inv.words
+        for i, w in enumerate(words[1:], start=1):
+            t = w.text
+            if t in ("-o", "--option") and i + 1 < len(words):
+                setting = words[i + 1].text
+            elif t.startswith("-o") and len(t) > 2:
+                setting = t[2:]
+            elif t.startswith("--option="):
+                setting = t.split("=", 1)[1]
+            else:
+                continue
+            key, _, value = setting.partition("=")
+            if value and _APT_HOOK_KEYS.search(key):
+                self.nested(value, ctx._replace(upstream=()), w.span, f"{inv.name} -o {key}")
 
     def _editor_escapes(self, inv: Invocation, ctx: Ctx) -> None:
         words = inv.words
@@ -1541,12 +1615,8 @@ def _is_shell(code: str) -> bool:
     return program_name(first) in SHELLS
 
 
-# Characters that are never special to the shell outside quotes (no globs, braces, tildes,
-# expansions, operators, comments or escapes).
-_PLAIN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:,@%+=-")
-# Quoted text taken as it stands: printable ASCII without the characters that are special inside
-# double quotes ($, `, \) and without ! (history expansion in interactive shells).
-_QUOTED_OK = frozenset(chr(c) for c in range(32, 127)) - frozenset("$`\\!")
+# Not in a command word: assignments, globs, tilde, `{}`, escapes and quotes.
+_FIRST_WORD_BAD = frozenset("=*?~{\\'\"")
 _RESERVED = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
      "in", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]", "export",
@@ -1555,49 +1625,77 @@ _RESERVED = frozenset(
 
 
 def simple_words(command: str) -> list[Word] | None:
-    """The words of ``command`` when it is one plain simple command, else None.
+    """The words of ``command`` when it is one plain simple command, else None."""
+    commands = simple_commands(command)
+    if commands is None or len(commands) != 1:
+        return None
+    return commands[0][0]
 
-    Plain means: words separated by single spaces, made of plain characters and of single- or
-    double-quoted printable ASCII text with nothing to expand; the first word is no assignment or
-    reserved word. Such a line parses to one command whose words are exactly these (the test
-    suite checks the parser agrees); anything else (operators, expansions, globs, comments,
-    escapes, tabs, newlines) returns None and goes to the parser.
+
+def simple_commands(command: str) -> list[tuple[list[Word], bool]] | None:
+    """``command`` as plain simple commands joined by ``|``, ``&&``, ``||`` or ``;``, else None.
+
+    Each item is (words, piped from the previous command). Plain means: words of plain
+    characters, ``{}``, escaped punctuation and single- or double-quoted printable ASCII with
+    nothing to expand, separated by spaces; no command word is an assignment, a reserved word
+    or a glob. Such a line parses to exactly these commands and words (the test suite checks
+    that the parser agrees); anything else (redirections, expansions, braces, subshells,
+    background jobs, comments, tabs, newlines, a trailing operator) returns None and goes to the
+    parser.
     """
+    commands: list[tuple[list[Word], bool]] = []
     words: list[Word] = []
-    i, n = 0, len(command)
-    plain = _PLAIN_CHARS
-    while i < n:
-        if command[i] == " ":
-            i += 1
-            continue
-        start = i
-        parts: list[str] = []
-        while i < n and command[i] != " ":
-            c = command[i]
-            if c in plain:
-                j = i + 1
-                while j < n and command[j] in plain:
-                    j += 1
-                parts.append(command[i:j])
-                i = j
-            elif c == "'" or c == '"':
-                j = command.find(c, i + 1)
-                if j < 0:
-                    return None
-                body = command[i + 1 : j]
-                if not _QUOTED_OK.issuperset(body):
-                    return None
-                parts.append(body)
-                i = j + 1
-            else:
+    piped = False
+    pos, n = 0, len(command)
+    match = _TOKEN.match
+    while pos < n:
+        m = match(command, pos)
+        if m is None:
+            return None
+        lexeme = m.group()
+        end = m.end()
+        kind = m.lastgroup
+        if kind == "word":
+            if not words and (lexeme in _RESERVED or not _FIRST_WORD_BAD.isdisjoint(lexeme)):
                 return None
-        words.append(Word("".join(parts), True, (start, i)))
+            quoted = "'" in lexeme or '"' in lexeme
+            words.append(
+                Word(_QUOTED.sub(_unquote, lexeme) if quoted else lexeme, True, (pos, end))
+            )
+        elif kind == "whole":
+            if not words:
+                return None
+            words.append(Word(lexeme[-1] if lexeme[0] == "\\" else lexeme, True, (pos, end)))
+        elif kind == "op":
+            if not words:
+                return None
+            commands.append((words, piped))
+            words = []
+            piped = lexeme == "|"
+        pos = end
     if not words:
         return None
-    first = command[words[0].span[0] : words[0].span[1]]
-    if "=" in first or first in _RESERVED:
-        return None
-    return words
+    commands.append((words, piped))
+    return commands
+
+
+def _unquote(m: re.Match[str]) -> str:
+    return m.group(1) if m.group(1) is not None else m.group(2)
+
+
+# Tokens of a plain line. Words: characters never special outside quotes (globs and ``~`` are
+# kept as written, as the parser path keeps them) and quoted printable ASCII without quotes, $, `,
+# backslash or ! (history); ``{}`` and ``\;`` only as whole words (glued to other text the parser
+# splits them). The alternatives never overlap, so matching is linear.
+_Q = "[ #%&()*+,\\-./0-9:;<=>?@A-Z\\[\\]^_a-z{|}~]"
+_TOKEN = re.compile(
+    r"(?P<space> +)"
+    r"|(?P<op>&&|\|\||\|(?![&|])|;(?![;&]))"
+    r"|(?P<whole>(?:\{\}|\\[;+()!])(?=[ |;]|&&|\Z))"
+    r"|(?P<word>(?:[A-Za-z0-9_./:,@%+=*?~-]|'(?:" + _Q + r"|\")*'|\"(?:" + _Q + r"|')*\")+)"
+    r"(?=[ |;]|&&|\Z)"
+)
+_QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 
 
 def unfold_command(
@@ -1621,4 +1719,11 @@ def read_script(path: str) -> bytes | None:
         return None
 
 
-__all__: list[Any] = ["Unfolded", "Unfolder", "read_script", "simple_words", "unfold_command"]
+__all__: list[Any] = [
+    "Unfolded",
+    "Unfolder",
+    "read_script",
+    "simple_commands",
+    "simple_words",
+    "unfold_command",
+]

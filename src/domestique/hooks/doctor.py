@@ -200,6 +200,19 @@ def _installed_commands(host: str, path: Path) -> tuple[list[str], bool]:
     return commands, bool(switches) and all(switches)
 
 
+def _safe_path(command: str) -> bool:
+    """True when the hook's interpreter keeps the current directory off ``sys.path`` (``-P``
+    or ``-I``), or it is not a ``python -c`` command (a console script is not affected)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if "-c" not in words:
+        return True
+    flags = words[1 : words.index("-c")]
+    return any(f in ("-P", "-I") or (f.startswith("-") and "P" in f[1:]) for f in flags)
+
+
 def probe(host: str, command: str) -> list[str]:
     """Problems found running ``command`` as the host would (empty: answering correctly)."""
     problems = []
@@ -245,6 +258,11 @@ def examine(host: str, home: Path, project: Path | None) -> HostReport:
         report.problems.append(f"not installed: run `domestique install {host}`")
         return report
     for command in dict.fromkeys(commands):
+        if not _safe_path(command):
+            report.problems.append(
+                "hook runs Python without -P: a `domestique/` folder in the project would be "
+                f"imported instead of Domestique; run `domestique install {host}` again"
+            )
         report.problems += probe(host, command)
     report.answering = not report.problems
     return report

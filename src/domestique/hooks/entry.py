@@ -12,8 +12,8 @@ imports nothing but ``_socket``. When the daemon is absent, wedged past a short 
 garbage, the hook decides in-process (:mod:`domestique.hooks.judge`), which is slower but equally
 correct, and starts the daemon for next time.
 
-Run as ``python -m domestique.hooks.entry HOST`` (what ``domestique install`` writes) or through
-``domestique hook HOST``.
+Run as ``python -P -c <shim> HOST`` (what ``domestique install`` writes; ``-P`` keeps the
+project folder off ``sys.path``) or through ``domestique hook HOST``.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ HOSTS: tuple[str, ...] = (
 # Hosts that block on exit code 2 (Claude Code, Codex, Gemini CLI, Cursor, Windsurf) or on any
 # non-zero exit (Cline). Copilot documents only the JSON ``permissionDecision``.
 _EXIT2_BLOCKS = frozenset({"claude-code", "codex", "gemini", "cursor", "windsurf", "cline"})
-# Hosts with a working "ask the person" answer; the others get deny for ask.
-_ASK_HOSTS = frozenset({"claude-code", "codex", "cursor"})
+# Hosts with a working "ask the person" answer; the others get deny for ask. Not Codex: it
+# parses ``permissionDecision: "ask"`` (and "allow") as unsupported, marks the hook failed and
+# runs the tool call (openai/codex #28437, #21753): an ask there must be a deny, an allow silence.
+_ASK_HOSTS = frozenset({"claude-code", "cursor"})
 
 MAX_INPUT_BYTES = 16 * 1024 * 1024  # more than any real hook payload; more is malformed
 DAEMON_TIMEOUT_S = 2.0  # a wedged daemon costs at most this before the in-process decision
@@ -87,6 +89,8 @@ def render(host: str, event: str, action: str, message: str, *, error: bool = Fa
     if host in ("claude-code", "codex"):
         if event == "UserPromptSubmit":
             out = _dumps({"decision": "block", "reason": message}) if stop else b""
+        elif host == "codex" and not stop:
+            out = b""  # Codex rejects an explicit allow (a hook failure on every call)
         else:
             out = _dumps(
                 {
@@ -250,7 +254,10 @@ def _start_daemon() -> None:
         import subprocess
 
         subprocess.Popen(  # our own interpreter and module, no shell
-            [sys.executable, "-m", "domestique.hooks.daemon"],
+            # -P and cwd="/": the hook's folder is the project, which the agent controls; a
+            # ``domestique/`` package there must not become the daemon every hook trusts.
+            [sys.executable, "-P", "-m", "domestique.hooks.daemon"],
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

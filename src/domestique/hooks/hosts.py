@@ -65,6 +65,7 @@ class HookEvent:
     paths: tuple[str, ...] = ()  # absolute, normalised
     texts: tuple[tuple[str, str], ...] = ()  # (where, text) to scan
     urls: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()  # file-name globs a search tool reads through (``*.env``)
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -96,16 +97,33 @@ def absolute(path: str, cwd: str | None) -> str:
     return os.path.normpath(path)
 
 
-def string_leaves(value: object, where: str) -> Iterator[tuple[str, str]]:
-    """Every string inside ``value`` with its JSON path (``input.body[2].text``)."""
+def string_leaves(
+    value: object, where: str, *, json_strings: bool = False, _depth: int = 0
+) -> Iterator[tuple[str, str]]:
+    """Every string inside ``value`` with its JSON path (``input.body[2].text``).
+
+    ``json_strings``: a string that is itself a JSON object or array (Cline passes MCP
+    ``arguments`` that way) is also descended into, as ``where<json>.key``, so a path named
+    inside it is seen like any other argument.
+    """
     if isinstance(value, str):
         yield where, value
+        if json_strings and _depth < 4 and value.lstrip()[:1] in ("{", "["):
+            try:
+                inner = json.loads(value)
+            except (ValueError, RecursionError):
+                return
+            yield from string_leaves(inner, f"{where}<json>", json_strings=True, _depth=_depth + 1)
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield from string_leaves(item, f"{where}.{key}")
+            yield from string_leaves(
+                item, f"{where}.{key}", json_strings=json_strings, _depth=_depth
+            )
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            yield from string_leaves(item, f"{where}[{i}]")
+            yield from string_leaves(
+                item, f"{where}[{i}]", json_strings=json_strings, _depth=_depth
+            )
 
 
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
@@ -137,6 +155,8 @@ class ToolSpec:
     paths: tuple[str, ...] = ()  # arguments holding file paths
     texts: tuple[str, ...] = ()  # arguments to scan (all string leaves when kind is MCP)
     urls: tuple[str, ...] = ()  # arguments holding URLs
+    required: bool = False  # the tool cannot run without one of ``paths``: none ⇒ malformed
+    globs: tuple[str, ...] = ()  # arguments holding file-name globs (search tools)
 
 
 _READ_PATHS = ("file_path", "path", "absolute_path", "notebook_path", "dir_path", "paths")
@@ -144,15 +164,15 @@ _B = ToolSpec(EventKind.BENIGN)
 
 CLAUDE_TOOLS: dict[str, ToolSpec] = {
     "Bash": ToolSpec(EventKind.SHELL, command="command"),
-    "Read": ToolSpec(EventKind.READ, paths=("file_path",)),
-    "NotebookRead": ToolSpec(EventKind.READ, paths=("notebook_path",)),
-    "Glob": ToolSpec(EventKind.READ, paths=("path",)),
-    "Grep": ToolSpec(EventKind.READ, paths=("path",)),
+    "Read": ToolSpec(EventKind.READ, paths=("file_path",), required=True),
+    "NotebookRead": ToolSpec(EventKind.READ, paths=("notebook_path",), required=True),
+    "Glob": ToolSpec(EventKind.READ, paths=("path",), globs=("pattern",)),
+    "Grep": ToolSpec(EventKind.READ, paths=("path",), globs=("glob",)),
     "LS": ToolSpec(EventKind.READ, paths=("path",)),
-    "Write": ToolSpec(EventKind.WRITE, paths=("file_path",)),
-    "Edit": ToolSpec(EventKind.WRITE, paths=("file_path",)),
-    "MultiEdit": ToolSpec(EventKind.WRITE, paths=("file_path",)),
-    "NotebookEdit": ToolSpec(EventKind.WRITE, paths=("notebook_path",)),
+    "Write": ToolSpec(EventKind.WRITE, paths=("file_path",), required=True),
+    "Edit": ToolSpec(EventKind.WRITE, paths=("file_path",), required=True),
+    "MultiEdit": ToolSpec(EventKind.WRITE, paths=("file_path",), required=True),
+    "NotebookEdit": ToolSpec(EventKind.WRITE, paths=("notebook_path",), required=True),
     "WebFetch": ToolSpec(EventKind.FETCH, texts=("url", "prompt"), urls=("url",)),
     "WebSearch": ToolSpec(EventKind.FETCH, texts=("query",)),
     "Task": _B,
@@ -171,14 +191,18 @@ CODEX_TOOLS: dict[str, ToolSpec] = {
 
 GEMINI_TOOLS: dict[str, ToolSpec] = {
     "run_shell_command": ToolSpec(EventKind.SHELL, command="command"),
-    "read_file": ToolSpec(EventKind.READ, paths=("absolute_path", "file_path", "path")),
-    "read_many_files": ToolSpec(EventKind.READ, paths=("paths",)),
-    "glob": ToolSpec(EventKind.READ, paths=("path", "dir_path")),
-    "search_file_content": ToolSpec(EventKind.READ, paths=("path", "dir_path")),
-    "grep_search": ToolSpec(EventKind.READ, paths=("path", "dir_path")),
+    "read_file": ToolSpec(
+        EventKind.READ, paths=("absolute_path", "file_path", "path"), required=True
+    ),
+    "read_many_files": ToolSpec(
+        EventKind.READ, paths=("paths",), required=True, globs=("paths", "include")
+    ),
+    "glob": ToolSpec(EventKind.READ, paths=("path", "dir_path"), globs=("pattern",)),
+    "search_file_content": ToolSpec(EventKind.READ, paths=("path", "dir_path"), globs=("include",)),
+    "grep_search": ToolSpec(EventKind.READ, paths=("path", "dir_path"), globs=("include",)),
     "list_directory": ToolSpec(EventKind.READ, paths=("path", "dir_path")),
-    "write_file": ToolSpec(EventKind.WRITE, paths=("file_path",)),
-    "replace": ToolSpec(EventKind.WRITE, paths=("file_path",)),
+    "write_file": ToolSpec(EventKind.WRITE, paths=("file_path",), required=True),
+    "replace": ToolSpec(EventKind.WRITE, paths=("file_path",), required=True),
     "web_fetch": ToolSpec(EventKind.FETCH, texts=("prompt", "url"), urls=("url",)),
     "google_web_search": ToolSpec(EventKind.FETCH, texts=("query",)),
     "write_todos": _B,
@@ -186,29 +210,29 @@ GEMINI_TOOLS: dict[str, ToolSpec] = {
 
 CURSOR_TOOLS: dict[str, ToolSpec] = {  # the generic preToolUse event
     "Shell": ToolSpec(EventKind.SHELL, command="command"),
-    "Read": ToolSpec(EventKind.READ, paths=_READ_PATHS),
-    "Grep": ToolSpec(EventKind.READ, paths=_READ_PATHS),
-    "Glob": ToolSpec(EventKind.READ, paths=_READ_PATHS),
-    "Write": ToolSpec(EventKind.WRITE, paths=_READ_PATHS),
-    "Edit": ToolSpec(EventKind.WRITE, paths=_READ_PATHS),
-    "Delete": ToolSpec(EventKind.WRITE, paths=_READ_PATHS),
+    "Read": ToolSpec(EventKind.READ, paths=_READ_PATHS, required=True),
+    "Grep": ToolSpec(EventKind.READ, paths=_READ_PATHS, globs=("glob", "pattern")),
+    "Glob": ToolSpec(EventKind.READ, paths=_READ_PATHS, globs=("glob", "pattern")),
+    "Write": ToolSpec(EventKind.WRITE, paths=_READ_PATHS, required=True),
+    "Edit": ToolSpec(EventKind.WRITE, paths=_READ_PATHS, required=True),
+    "Delete": ToolSpec(EventKind.WRITE, paths=_READ_PATHS, required=True),
 }
 
 COPILOT_TOOLS: dict[str, ToolSpec] = {
     "bash": ToolSpec(EventKind.SHELL, command="command"),
-    "view": ToolSpec(EventKind.READ, paths=("path",)),
-    "edit": ToolSpec(EventKind.WRITE, paths=("path",)),
-    "create": ToolSpec(EventKind.WRITE, paths=("path",)),
+    "view": ToolSpec(EventKind.READ, paths=("path",), required=True),
+    "edit": ToolSpec(EventKind.WRITE, paths=("path",), required=True),
+    "create": ToolSpec(EventKind.WRITE, paths=("path",), required=True),
 }
 
 CLINE_TOOLS: dict[str, ToolSpec] = {
     "execute_command": ToolSpec(EventKind.SHELL, command="command"),
-    "read_file": ToolSpec(EventKind.READ, paths=("path",)),
+    "read_file": ToolSpec(EventKind.READ, paths=("path",), required=True),
     "list_files": ToolSpec(EventKind.READ, paths=("path",)),
-    "search_files": ToolSpec(EventKind.READ, paths=("path",)),
+    "search_files": ToolSpec(EventKind.READ, paths=("path",), globs=("file_pattern",)),
     "list_code_definition_names": ToolSpec(EventKind.READ, paths=("path",)),
-    "write_to_file": ToolSpec(EventKind.WRITE, paths=("path",)),
-    "replace_in_file": ToolSpec(EventKind.WRITE, paths=("path",)),
+    "write_to_file": ToolSpec(EventKind.WRITE, paths=("path",), required=True),
+    "replace_in_file": ToolSpec(EventKind.WRITE, paths=("path",), required=True),
     "use_mcp_tool": ToolSpec(EventKind.MCP),
     "access_mcp_resource": ToolSpec(EventKind.MCP),
     "web_fetch": ToolSpec(EventKind.FETCH, texts=("url",), urls=("url",)),
@@ -273,8 +297,10 @@ def _tool_event(
         paths = tuple(absolute(p, cwd) for p in patch_paths(text))
         if not paths:
             raise MalformedInput("apply_patch without a file header")
+    elif spec.required and not paths:
+        raise MalformedInput(f"{tool} call without a path string")
     if spec.kind is EventKind.MCP:
-        texts = tuple(string_leaves(dict(args), "tool_input"))
+        texts = tuple(string_leaves(dict(args), "tool_input", json_strings=True))
     else:
         texts = tuple(
             (f"tool_input.{k}", v) for k in spec.texts if isinstance(v := args.get(k), str) and v
@@ -282,7 +308,13 @@ def _tool_event(
     urls = tuple(v for k in spec.urls if isinstance(v := args.get(k), str) and v)
     if spec.kind is EventKind.FETCH:
         urls += tuple(u for _, t in texts for u in _URL.findall(t) if u not in urls)
-    return base.make(spec.kind, tool, paths=paths, texts=texts, urls=urls)
+    globs: list[str] = []
+    for key in spec.globs:
+        value = args.get(key)
+        globs.extend(
+            v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+        )
+    return base.make(spec.kind, tool, paths=paths, texts=texts, urls=urls, globs=tuple(globs))
 
 
 def _prompt_event(
@@ -370,7 +402,7 @@ def adapt_cursor(payload: dict[str, Any]) -> HookEvent:
     if event == "beforeMCPExecution":
         tool = _str(payload, "tool_name", "input")
         args = _tool_input(payload)
-        texts = tuple(string_leaves(args, "tool_input"))
+        texts = tuple(string_leaves(args, "tool_input", json_strings=True))
         url = _opt_str(payload, "url")
         return base.make(EventKind.MCP, f"mcp:{tool}", texts=texts, urls=(url,) if url else ())
     if event == "preToolUse":
@@ -418,7 +450,9 @@ def adapt_windsurf(payload: dict[str, Any]) -> HookEvent:
     if event == "pre_mcp_tool_use":
         server = _opt_str(info, "mcp_server_name") or "?"
         tool = _opt_str(info, "mcp_tool_name") or "?"
-        texts = tuple(string_leaves(info.get("mcp_tool_arguments"), "mcp_tool_arguments"))
+        texts = tuple(
+            string_leaves(info.get("mcp_tool_arguments"), "mcp_tool_arguments", json_strings=True)
+        )
         return base.make(EventKind.MCP, f"mcp:{server}/{tool}", texts=texts)
     if event == "pre_user_prompt":
         prompt = _str(info, "user_prompt", "tool_info")

@@ -51,9 +51,16 @@ except BaseException:
 main()"""  # noqa: E501 - a script, kept on the lines Python needs
 
 
+# ``-P`` (Python 3.11+): do not put the current directory on ``sys.path``. Hosts run hooks in the
+# project folder, which the agent (or a cloned repository) controls: without it a ``domestique/``
+# package in the project would be imported instead of ours and could answer "allow" to all.
+SAFE_PATH_FLAG = "-P"
+
+
 def hook_command(host: str, python: str | None = None) -> str:
     """The shell command a host runs for the hook."""
-    return f"{shlex.quote(python or sys.executable)} -c {shlex.quote(ENTRY_SHIM)} {host}"
+    interpreter = shlex.quote(python or sys.executable)
+    return f"{interpreter} {SAFE_PATH_FLAG} -c {shlex.quote(ENTRY_SHIM)} {host}"
 
 
 def project_root(start: Path | None = None) -> Path:

@@ -22,6 +22,7 @@ import contextlib
 import dataclasses
 import fnmatch
 import os
+import re
 import stat
 import time
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from domestique import __version__
+from domestique.audit._mask import may_hold_secret
 from domestique.hooks.entry import Reply, render
 from domestique.hooks.hosts import (
     EventKind,
@@ -85,6 +87,11 @@ HOOK_SETTINGS_GLOBS: tuple[str, ...] = (
     # Domestique's own policy layers (project, system).
     "*/.domestique/*",
     "/etc/domestique/*",
+    # Git hooks and config run code later, outside any agent hook (`git commit` runs
+    # .git/hooks/pre-commit; core.fsmonitor runs on `git status`): an edit tool writing them
+    # plants a command the guard never sees.
+    "*/.git/hooks/*",
+    "*/.git/config",
 )
 
 # Files whose whole purpose is to hold credentials. Example/template env files are not secret.
@@ -126,6 +133,49 @@ CREDENTIAL_PATH_GLOBS: tuple[str, ...] = (
     "*/Library/Keychains/*",
     "*/.local/share/keyrings/*",
     "*/.password-store/*",
+    # Another process's environment holds the developer's tokens (the agent's own API key).
+    "/proc/*/environ",
+    "/proc/*/task/*/environ",
+)
+# Directories that hold nothing but credentials: a search tool (Grep, Glob, LS) pointed at one
+# reads them as surely as a Read of the file inside.
+CREDENTIAL_DIR_GLOBS: tuple[str, ...] = (
+    "*/.ssh",
+    "*/.aws",
+    "*/.aws/sso",
+    "*/.aws/sso/cache",
+    "*/.gnupg",
+    "*/.gnupg/*",
+    "*/.password-store",
+    "*/.password-store/*",
+    "*/.local/share/keyrings",
+    "*/Library/Keychains",
+    "*/.config/gcloud",
+    "*/.config/gh",
+    "*/.azure",
+    "*/.kube",
+    "*/.docker",
+)
+# File names a search tool's glob may aim at: a glob (``*.env``, ``**/.env*``, ``id_*``) that
+# selects one of them reads credential files through Grep/Glob even past .gitignore.
+CREDENTIAL_SAMPLE_NAMES: tuple[str, ...] = (
+    ".env",
+    ".env.local",
+    ".env.production",
+    "prod.env",
+    ".netrc",
+    ".pgpass",
+    ".pypirc",
+    ".git-credentials",
+    ".vault-token",
+    "credentials",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "key.p12",
+    "key.pfx",
+    "store.jks",
+    "vault.kdbx",
 )
 NOT_CREDENTIAL_NAME_GLOBS: tuple[str, ...] = (
     ".env.example",
@@ -148,19 +198,62 @@ def _domestique_dirs(home: Path) -> tuple[str, ...]:
 
 
 def _variants(path: str) -> tuple[str, ...]:
-    """``path`` as given and with symlinks resolved, so a link cannot hide the target."""
+    """``path`` as given and with symlinks resolved, so a link cannot hide the target; each also
+    case-folded, because macOS and Windows file systems ignore case (``~/.AWS/credentials`` is
+    ``~/.aws/credentials`` there). Matching the folded form too can only add protection."""
     try:
         real = os.path.realpath(path)
     except (OSError, ValueError):
-        return (path,)
-    return (path,) if real == path else (path, real)
+        real = path
+    return tuple(dict.fromkeys((path, real, path.lower(), real.lower())))
+
+
+def _fold(globs: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*globs, *(g.lower() for g in globs))))
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """``*.{env,json}`` → ``*.env``, ``*.json`` (one level, as ripgrep and minimatch read it)."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    return [pattern[: m.start()] + part + pattern[m.end() :] for part in m.group(1).split(",")]
+
+
+def glob_reads_credentials(pattern: str) -> bool:
+    """True when a search tool's file glob selects credential files (``.env``, ``id_rsa``, …).
+
+    A glob with no literal letter or digit in its last part (``*``, ``**/*``) is the tool's
+    ordinary search, judged by its path; only globs that aim at credential names count.
+    """
+    for expanded in _expand_braces(pattern):
+        last = expanded.rstrip("/").rsplit("/", 1)[-1]
+        if not any(c.isalnum() for c in last):
+            continue
+        for variant in dict.fromkeys((last, last.lower())):
+            if any(fnmatch.fnmatchcase(name, variant) for name in CREDENTIAL_SAMPLE_NAMES):
+                return True
+    return False
+
+
+def is_credential_dir(path: str) -> bool:
+    """True when ``path`` is a directory that holds only credentials (or one inside it)."""
+    globs = _fold(CREDENTIAL_DIR_GLOBS)
+    for p in _variants(path):
+        if any(fnmatch.fnmatchcase(p, g) for g in globs):
+            return True
+        # A subdirectory (``~/.gnupg/private-keys-v1.d``); files inside are judged by name.
+        if any(fnmatch.fnmatchcase(p, g + "/*") for g in globs) and os.path.isdir(path):
+            return True
+    return False
 
 
 def is_guard_file(path: str, home: Path) -> bool:
     """True when writing ``path`` could switch the guard off (hook settings, policy, state)."""
-    roots = _domestique_dirs(home)
+    roots = _fold(_domestique_dirs(home))
+    globs = _fold(HOOK_SETTINGS_GLOBS)
     for p in _variants(path):
-        if any(fnmatch.fnmatchcase(p, g) for g in HOOK_SETTINGS_GLOBS):
+        if any(fnmatch.fnmatchcase(p, g) for g in globs):
             return True
         if any(p == r or p.startswith(r.rstrip("/") + "/") for r in roots):
             return True
@@ -170,15 +263,17 @@ def is_guard_file(path: str, home: Path) -> bool:
 def is_credential_file(path: str, home: Path) -> bool:
     """True when ``path`` is a credential file (by name or by place), or Domestique's keys."""
     keys = str(home.expanduser() / "keys")
+    name_globs = _fold(CREDENTIAL_NAME_GLOBS)
+    path_globs = _fold(CREDENTIAL_PATH_GLOBS)
     for p in _variants(path):
         name = os.path.basename(p)
         if any(fnmatch.fnmatchcase(name, g) for g in NOT_CREDENTIAL_NAME_GLOBS):
             continue
-        if any(fnmatch.fnmatchcase(name, g) for g in CREDENTIAL_NAME_GLOBS):
+        if any(fnmatch.fnmatchcase(name, g) for g in name_globs):
             return True
-        if any(fnmatch.fnmatchcase(p, g) for g in CREDENTIAL_PATH_GLOBS):
+        if any(fnmatch.fnmatchcase(p, g) for g in path_globs):
             return True
-        if p == keys or p.startswith(keys + "/"):
+        if p in (keys, keys.lower()) or p.startswith((keys + "/", keys.lower() + "/")):
             return True
     return False
 
@@ -303,7 +398,7 @@ def _url_without_query(url: str) -> str:
     return urlunsplit((parts.scheme, parts.hostname or "", parts.path, "", ""))
 
 
-MAX_READ_SCAN_BYTES = 1024 * 1024  # a read tool's file larger than this is not scanned
+MAX_READ_SCAN_BYTES = 1024 * 1024  # how much of a file a read tool returns is scanned
 
 
 def _file_text(path: str) -> list[tuple[str, str]]:
@@ -313,13 +408,16 @@ def _file_text(path: str) -> list[tuple[str, str]]:
     """
     try:
         st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_READ_SCAN_BYTES:
+        if not stat.S_ISREG(st.st_mode):
             return []
         with open(path, "rb") as fh:
+            # A larger file is scanned over its first MiB (what a read tool returns first)
+            # rather than not at all.
             data = fh.read(MAX_READ_SCAN_BYTES)
     except OSError:
         return []
-    return [(f"file:{path}", data.decode("utf-8", "replace"))]
+    where = f"file:{path}" if st.st_size <= MAX_READ_SCAN_BYTES else f"file:{path}[:1MiB]"
+    return [(where, data.decode("utf-8", "replace"))]
 
 
 def _looks_like_path(text: str) -> bool:
@@ -339,6 +437,58 @@ def scan_reasons(texts: Sequence[tuple[str, str]], scanner: Scanner) -> list[Rea
     return reasons
 
 
+# Only strings that could hold a secret are scanned before they are echoed or recorded, so the
+# common hook call does not load the scanner just to mask its tool name and paths.
+_may_hold_secret = may_hold_secret
+
+
+def mask_secrets(text: str, scanner: Scanner) -> str:
+    """``text`` with every finding replaced by its masked preview (``AKIA…MPLE``)."""
+    findings = sorted(scanner.scan(text), key=lambda f: f.start, reverse=True)
+    last = len(text) + 1
+    for f in findings:
+        if f.end > last:  # overlapping: the earlier replacement already covers it
+            continue
+        text = text[: f.start] + (f.preview or "…") + text[f.end :]
+        last = f.start
+    return text
+
+
+class _Masker:
+    """Masks raw secrets in what a hook echoes and records (tool names, paths, event names,
+    URLs, commands): the host's JSON is the agent's to fill, and DESIGN says no raw secret is
+    ever written to the terminal or the audit log."""
+
+    def __init__(self, judge: Judge) -> None:
+        self._judge = judge
+
+    def text(self, value: str) -> str:
+        if not _may_hold_secret(value):
+            return value
+        return mask_secrets(value, self._judge.scanner())
+
+    def json(self, value: JSONValue) -> JSONValue:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.json(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.json(v) for k, v in value.items()}
+        return value
+
+    def subject(self, subject: Subject) -> Subject:
+        """The ancestry's command lines (``claude -p "my key is …"``) masked too."""
+        ancestry = tuple(
+            dataclasses.replace(a, cmdline=self.text(a.cmdline)) if a.cmdline else a
+            for a in subject.ancestry
+        )
+        return dataclasses.replace(subject, ancestry=ancestry)
+
+    def reason(self, reason: Reason) -> Reason:
+        evidence = tuple(dataclasses.replace(e, where=self.text(e.where)) for e in reason.evidence)
+        return dataclasses.replace(reason, message=self.text(reason.message), evidence=evidence)
+
+
 class Judge:
     """Decides hook calls. The daemon keeps one alive, so its scanner is compiled once."""
 
@@ -346,14 +496,18 @@ class Judge:
         from domestique.keys import domestique_home
 
         self.home = home if home is not None else domestique_home()
-        self._scanner: Scanner | None = None
+        # The daemon sets this: its own environment and folder are not the caller's, so the
+        # guard must get the caller's scanner (known values), not build one from the daemon's.
+        self.eager_scanner = False
+        self._caller: tuple[Mapping[str, str] | None, str | None] = (None, None)
 
     def scanner(self) -> Scanner:
-        if self._scanner is None:
-            from domestique.detect import default_scanner
+        """The detection engine for the current caller: its environment's secret values and the
+        ``.env`` files of its working directory are known values (cached by detect)."""
+        from domestique.detect import default_scanner
 
-            self._scanner = default_scanner(self.home)
-        return self._scanner
+        env, cwd = self._caller
+        return default_scanner(self.home, env=env, cwd=Path(cwd) if cwd else None)
 
     def policy(self, cwd: str | None) -> EffectivePolicy:
         from domestique.policy import load_policy
@@ -375,7 +529,7 @@ class Judge:
                 policy=policy,
                 actor=Actor.AGENT,
                 cwd=event.cwd,
-                scanner=self._scanner,
+                scanner=self.scanner() if self.eager_scanner else None,
             )
             obj["command"] = judgement.masked_command
             obj["unfolded"] = list(judgement.unfolded)
@@ -389,8 +543,26 @@ class Judge:
             return Verdict(policy.unknown_tool_action(ctx), (reason,)), obj
         texts = list(event.texts)
         if event.kind is EventKind.READ:
+            for pattern in event.globs:
+                if glob_reads_credentials(pattern):
+                    reasons.append(
+                        Reason(
+                            "hook.credential_read",
+                            f"{event.tool} searches files matching {pattern!r}, which selects "
+                            "credential files",
+                            (Evidence(where=f"glob:{pattern}"),),
+                        )
+                    )
             for path in event.paths:
-                if is_credential_file(path, self.home):
+                if is_credential_dir(path):
+                    reasons.append(
+                        Reason(
+                            "hook.credential_read",
+                            f"{event.tool} reads credential directory {path}",
+                            (Evidence(where=path),),
+                        )
+                    )
+                elif is_credential_file(path, self.home):
                     reasons.append(
                         Reason(
                             "hook.credential_read",
@@ -411,13 +583,25 @@ class Judge:
                         )
                     )
         if event.kind is EventKind.MCP:
-            # An MCP filesystem server can write files the host's own edit hooks never see.
+            # An MCP filesystem server can write (and read) files the host's own edit and read
+            # hooks never see.
             for where, text in event.texts:
-                if _looks_like_path(text) and is_guard_file(absolute(text, event.cwd), self.home):
+                if not _looks_like_path(text):
+                    continue
+                full = absolute(text, event.cwd)
+                if is_guard_file(full, self.home):
                     reasons.append(
                         Reason(
                             "hook.guard_tamper",
                             f"{event.tool} names {text} in {where}",
+                            (Evidence(where=where),),
+                        )
+                    )
+                elif is_credential_file(full, self.home) or is_credential_dir(full):
+                    reasons.append(
+                        Reason(
+                            "hook.credential_read",
+                            f"{event.tool} names credential file {text} in {where}",
                             (Evidence(where=where),),
                         )
                     )
@@ -442,6 +626,7 @@ class Judge:
     ) -> Reply:
         """The host reply for one hook call; every failure is a recorded deny."""
         t0 = time.perf_counter_ns()
+        self._caller = (env, cwd)
         event_name = ""
         policy_ref = PolicyRef("unloaded", "")
         obj: dict[str, JSONValue] = {"host": host}
@@ -486,11 +671,24 @@ class Judge:
             action = Action.DENY
         reasons = verdict.reasons
         try:
+            masker = _Masker(self)
+            reasons = tuple(masker.reason(r) for r in reasons)
+            masked = masker.json(dict(obj))
+            obj = dict(masked) if isinstance(masked, dict) else {"host": host}
+            event_name = masker.text(event_name)
+        except Exception as exc:  # noqa: BLE001 - cannot mask: echo and record nothing raw
+            from domestique.boundary import error_reason
+
+            action = Action.DENY
+            reasons = (error_reason(exc, "engine.detector_error"),)
+            obj, event_name = {"host": host}, ""
+        try:
             if subject is None:
                 try:
                     subject = self.subject(host, None, pid, env)
                 except Exception:  # noqa: BLE001 - the decision is a deny already; record it
                     subject = fallback_subject()
+            subject = _Masker(self).subject(subject)
             record = DecisionRecord(
                 component=Component.HOOK,
                 action=action,

@@ -75,7 +75,9 @@ def project_policy_files(project_dir: Path) -> list[Path]:
         start = project_dir.absolute()
     for directory in (start, *start.parents):
         candidate = directory / PROJECT_POLICY
-        if os.path.isfile(candidate):
+        # Anything there is a layer: a directory, FIFO or dangling link is an error that
+        # denies, not a file to skip (the project's tightening must not vanish silently).
+        if os.path.lexists(candidate):
             found.append(candidate)
     found.reverse()
     return found
@@ -124,6 +126,28 @@ def _toml_error_position(text: str, message: str) -> tuple[int, int, str]:
     return 1, 1, message
 
 
+MAX_POLICY_BYTES = 1024 * 1024  # far above any real policy; more is a mistake or an attack
+
+
+def read_policy_bytes(path: Path) -> bytes:
+    """The bytes of a policy file: a regular file of at most :data:`MAX_POLICY_BYTES`.
+
+    ``/dev/zero``, a FIFO or a huge file would otherwise hang or exhaust every decision that
+    loads the policy. Raises OSError (unreadable) or ValueError (not a policy-sized file).
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("not a regular file; a policy must be a regular TOML file")
+        data = fh.read(MAX_POLICY_BYTES + 1)
+    if len(data) > MAX_POLICY_BYTES:
+        raise ValueError(f"policy file larger than {MAX_POLICY_BYTES} bytes")
+    return data
+
+
 def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | None:
     """Parse and validate one layer; None when an optional file has gone away."""
     import tomllib
@@ -133,13 +157,15 @@ def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | Non
 
     name = str(layer.path)
     try:
-        raw = layer.path.read_bytes()
+        raw = read_policy_bytes(layer.path)
     except FileNotFoundError:
         if not layer.required:
             return None
         return LayerResult(errors=[f"{name}:1:1: policy file not found"])
     except OSError as exc:
         return LayerResult(errors=[f"{name}:1:1: cannot read policy file: {exc.strerror}"])
+    except ValueError as exc:
+        return LayerResult(errors=[f"{name}:1:1: {exc}"])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -286,8 +312,8 @@ def _content_key(path: Path) -> str | None:
     """sha256 of a layer file: policy files are small, and timestamps can be too coarse to
     tell two quick edits apart."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_policy_bytes(path)).hexdigest()
+    except (OSError, ValueError):
         return None
 
 

@@ -12,6 +12,7 @@ touched: the client sends them back, and a changed one would fail the provider's
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -137,6 +138,18 @@ class AnswerStream:
     def close(self) -> bytes:
         out = [e.render() for ev in self._parser.close() for e in self._handle(ev)]
         out += [e.render() for e in self._flush_all()]
+        return "".join(out).encode("utf-8")
+
+    def abort(self, message: str) -> bytes:
+        """The end of a stream the upstream broke off: held text, then an error event.
+
+        An event cut off mid-way is dropped (it cannot be completed); text held back as a
+        possible placeholder prefix is released, restored, as one more delta; then the
+        provider's own error event says the answer is incomplete.
+        """
+        self._parser = SSEParser()
+        out = [e.render() for e in self._flush_all()]
+        out.append(stream_error_event(self._provider, self._operation, message, self._last_seq + 1))
         return "".join(out).encode("utf-8")
 
     def _channel(self, key: Any, kind: str, json_mode: bool) -> _Channel:
@@ -387,3 +400,142 @@ class AnswerStream:
                     else:
                         cand["content"] = {"role": "model", "parts": [{"text": pending}]}
         return [with_data(ev, _dumps(data))] if changed else [ev]
+
+
+def stream_error_event(
+    provider: Provider, operation: Operation, message: str, sequence_number: int = 0
+) -> str:
+    """An SSE error event in ``provider``'s own shape, for a stream that cannot finish.
+
+    Anthropic: ``event: error`` with ``{"type": "error", "error": {...}}``; OpenAI Responses:
+    ``event: error`` with ``{"type": "error", "code", "message", "param", "sequence_number"}``;
+    OpenAI chat and completions: a ``data:`` chunk holding an ``error`` object (the SDKs raise
+    on it); Gemini: a ``data:`` object with Google's ``error`` (code, message, status).
+    """
+    if provider is Provider.ANTHROPIC:
+        data: dict[str, Any] = {"type": "error", "error": {"type": "api_error", "message": message}}
+        return make_event("error", _dumps(data)).render()
+    if provider is Provider.GEMINI:
+        data = {"error": {"code": 502, "message": message, "status": "UNAVAILABLE"}}
+        return make_event(None, _dumps(data)).render()
+    if operation is Operation.OPENAI_RESPONSES:
+        data = {
+            "type": "error",
+            "code": "server_error",
+            "message": message,
+            "param": None,
+            "sequence_number": sequence_number,
+        }
+        return make_event("error", _dumps(data)).render()
+    data = {"error": {"message": message, "type": "server_error", "param": None, "code": None}}
+    return make_event(None, _dumps(data)).render()
+
+
+class JsonArrayStream:
+    """Gemini ``streamGenerateContent`` without ``alt=sse``: one JSON array, sent as it grows.
+
+    Each element (a ``GenerateContentResponse``) is cut out as soon as its closing brace
+    arrives and restored like the SSE form's events (text held per candidate while it could
+    still be a placeholder prefix), then written as an element of the array the client reads.
+    Anything not shaped like an array of objects is held and restored whole at the end.
+    """
+
+    __slots__ = (
+        "_decoder",
+        "_depth",
+        "_elem",
+        "_esc",
+        "_in_str",
+        "_opened",
+        "_raw",
+        "_sent",
+        "_stream",
+    )
+
+    def __init__(self, stream: AnswerStream) -> None:
+        self._stream = stream
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._depth = 0  # 1 inside the top-level array
+        self._in_str = False
+        self._esc = False
+        self._elem: list[str] = []
+        self._opened = False
+        self._sent = 0  # elements written
+        self._raw: list[str] | None = None  # not an array of objects: held whole
+
+    def _emit(self, data: str) -> str:
+        out = ("[" if self._sent == 0 else ",\r\n") + data
+        self._sent += 1
+        return out
+
+    def _element(self, text: str) -> str:
+        ev = SSEEvent([f"data: {text}"], None, text)
+        return "".join(self._emit(e.data or "") for e in self._stream._gemini(ev))
+
+    def feed(self, chunk: bytes) -> bytes:
+        text = self._decoder.decode(chunk)
+        if self._raw is not None:
+            self._raw.append(text)
+            return b""
+        out: list[str] = []
+        for i, ch in enumerate(text):
+            if self._depth == 0:
+                if ch.isspace():
+                    continue
+                if ch == "[" and not self._opened:
+                    self._opened = True
+                    self._depth = 1
+                    continue
+                self._raw = [*self._elem, text[i:]]  # not the shape expected: hold it all
+                return "".join(out).encode("utf-8")
+            if self._depth == 1 and not self._elem:
+                if ch.isspace() or ch == ",":
+                    continue
+                if ch == "]":
+                    self._depth = 0
+                    continue
+                if ch != "{":
+                    self._raw = ["[" if self._sent == 0 else "", text[i:]]
+                    return "".join(out).encode("utf-8")
+            self._elem.append(ch)
+            if self._in_str:
+                if self._esc:
+                    self._esc = False
+                elif ch == "\\":
+                    self._esc = True
+                elif ch == '"':
+                    self._in_str = False
+                continue
+            if ch == '"':
+                self._in_str = True
+            elif ch in "{[":
+                self._depth += 1
+            elif ch in "}]":
+                self._depth -= 1
+                if self._depth == 1:
+                    out.append(self._element("".join(self._elem)))
+                    self._elem = []
+        return "".join(out).encode("utf-8")
+
+    def _end(self, extra: list[str]) -> bytes:
+        if self._raw is not None:
+            held = "".join(self._raw) + self._decoder.decode(b"", final=True)
+            if self._sent == 0:
+                return restore_body(held.encode("utf-8"), self._stream._r.plain)
+            # The array went odd after elements were sent: restore the rest as JSON source.
+            return restore_text(held, self._stream._r.json).encode("utf-8")
+        out = [self._emit(e.data or "") for e in self._stream._flush_all()]
+        out.extend(self._emit(x) for x in extra)
+        out.append("[]" if self._sent == 0 else "]")
+        return "".join(out).encode("utf-8")
+
+    def close(self) -> bytes:
+        return self._end([])
+
+    def abort(self, message: str) -> bytes:
+        """Held text, then Google's error object as a last element; the array is closed."""
+        self._elem = []
+        if self._raw is not None:
+            return b""
+        error = {"error": {"code": 502, "message": message, "status": "UNAVAILABLE"}}
+        return self._end([_dumps(error)])

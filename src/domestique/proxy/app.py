@@ -29,7 +29,13 @@ from multidict import CIMultiDict
 from domestique import __version__
 from domestique.boundary import error_reason
 from domestique.keys import Fingerprinter
-from domestique.proxy.answer import AnswerStream, response_id_of, restore_body
+from domestique.proxy.answer import (
+    AnswerStream,
+    JsonArrayStream,
+    response_id_of,
+    restore_body,
+    stream_error_event,
+)
 from domestique.proxy.body import BodyLimits
 from domestique.proxy.envelopes import error_body, status_for
 from domestique.proxy.pipeline import (
@@ -40,6 +46,7 @@ from domestique.proxy.pipeline import (
     inspect_request,
 )
 from domestique.proxy.routes import Operation, Provider, Refusal, Route, classify, guess_provider
+from domestique.proxy.sse import EventFramer
 from domestique.proxy.vault import PlaceholderVault
 from domestique.records import (
     Action,
@@ -115,6 +122,7 @@ class ProxyConfig:
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 600.0  # a long answer can pause between events
     scan_cache: bool = True  # reuse findings for text already scanned (resent history)
+    scanner_refresh_s: float = 1.0  # how often to look for new detector data (records, .env)
 
 
 @dataclass(slots=True)
@@ -127,6 +135,9 @@ class Engine:
     install_key: bytes
     recorder: Recorder
     vault: PlaceholderVault | None = None
+    # The current scanner (``default_scanner``: rebuilt when a ``.env`` or record file
+    # changes). Asked at most every ``scanner_refresh_s``: one look costs ~0.35 ms of stats.
+    scanner_source: Callable[[], ScannerLike] | None = None
 
 
 class _BoundPolicy:
@@ -171,6 +182,7 @@ class FirewallApp:
         user, host = current_user_and_host()
         self._user, self._host = user, host
         self._hosts = {p: urlsplit(u).hostname or "" for p, u in config.upstreams.items()}
+        self._scanner_checked = time.monotonic()
 
     # -- ASGI entry ---------------------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -398,7 +410,7 @@ class FirewallApp:
                 route,
                 body,
                 content_encoding=headers.get("content-encoding", ""),
-                scanner=self.engine.scanner,
+                scanner=self._current_scanner(),
                 policy=policy,
                 maker=self._maker,
                 fingerprinter=self._fingerprinter,
@@ -407,6 +419,19 @@ class FirewallApp:
             )
         except Exception as exc:  # noqa: BLE001 - inner boundary: a crash in the core blocks
             return Inspection(Action.BLOCK, (error_reason(exc),), None, bytes_in=len(body))
+
+    def _current_scanner(self) -> ScannerLike:
+        """The engine's scanner, swapped for a newer one when its detector data changed.
+
+        A failure to look raises into the caller's boundary: the request blocks with an
+        ``engine.*`` code rather than being judged by data known to be stale.
+        """
+        source = self.engine.scanner_source
+        now = time.monotonic()
+        if source is not None and now - self._scanner_checked >= self.config.scanner_refresh_s:
+            self.engine.scanner = source()
+            self._scanner_checked = now
+        return self.engine.scanner
 
     async def _forward(
         self,
@@ -458,9 +483,17 @@ class FirewallApp:
         ]
         resp_headers.append((b"x-domestique-action", record.action.value.encode()))
         resp_headers.append((b"x-domestique-record", record.id.encode()))
-        streaming = "text/event-stream" in response.headers.get("content-type", "")
+        ctype = response.headers.get("content-type", "")
+        streaming = "text/event-stream" in ctype
+        # Gemini streamGenerateContent without ``alt=sse`` streams one JSON array.
+        array = (
+            not streaming
+            and route.operation is Operation.GEMINI_STREAM
+            and response.status == 200
+            and "json" in ctype
+        )
         keep = route.operation is Operation.OPENAI_RESPONSES and bool(mapping)
-        if not streaming:
+        if not streaming and not array:
             # A whole answer: read it, restore it, send it in one piece with its length.
             data = await response.read()
             restored = restore_body(data, mapping) if mapping else data
@@ -474,27 +507,58 @@ class FirewallApp:
         await send(
             {"type": "http.response.start", "status": response.status, "headers": resp_headers}
         )
-        restorer = AnswerStream(route.operation, route.provider, mapping) if mapping else None
-        # A client that goes away (the developer pressed Esc) stops the upstream stream too,
-        # rather than letting the model generate, and bill, an answer nobody reads.
+        restorer: AnswerStream | JsonArrayStream | None = None
+        if array:
+            restorer = JsonArrayStream(AnswerStream(route.operation, route.provider, mapping))
+        elif mapping:
+            restorer = AnswerStream(route.operation, route.provider, mapping)
+        framer = EventFramer() if restorer is None else None
+        # A client that goes away (the developer pressed Esc) stops the upstream stream at
+        # once, even while the model is silent (thinking), rather than letting it generate,
+        # and bill, an answer nobody reads: closing the response wakes the pending read.
         gone = asyncio.create_task(_wait_disconnect(receive))
+
+        def stop_upstream(_: object) -> None:
+            response.close()
+
+        gone.add_done_callback(stop_upstream)
+        broke: str | None = None
         try:
             async for chunk in response.content.iter_any():
-                if gone.done():
-                    response.close()
-                    return
-                out = restorer.feed(chunk) if restorer is not None else chunk
+                if restorer is not None:
+                    out = restorer.feed(chunk)
+                else:
+                    assert framer is not None
+                    out = framer.feed(chunk)
                 if out:
                     await send({"type": "http.response.body", "body": out, "more_body": True})
-        except (aiohttp.ClientError, TimeoutError):
-            # The upstream broke off mid-answer: end the stream where it broke (the client's
-            # SDK sees a stream without its final event); nothing more is invented.
-            pass
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            broke = type(exc).__name__
         finally:
+            # Not on a normal end: closing would drop the pooled upstream connection.
+            gone.remove_done_callback(stop_upstream)
             gone.cancel()
-        tail = restorer.close() if restorer is not None else b""
+        if gone.done() and not gone.cancelled():
+            return  # the client left: nothing more to send
+        if broke is not None:
+            # The upstream broke off mid-answer: end with the provider's own error event, so
+            # the client reports an incomplete answer instead of taking it as complete.
+            message = (
+                f"domestique: the upstream stream broke off ({broke}); the answer is incomplete "
+                "[proxy.upstream_error]"
+            )
+            if restorer is not None:
+                tail = restorer.abort(message)
+            else:
+                assert framer is not None
+                framer.abort()
+                tail = stream_error_event(route.provider, route.operation, message).encode()
+        else:
+            tail = restorer.close() if restorer is not None else framer.close() if framer else b""
         await send({"type": "http.response.body", "body": tail, "more_body": False})
-        if keep and restorer is not None:
+        if broke is not None:
+            return
+        if keep and isinstance(restorer, AnswerStream):
             await self._remember(restorer.response_id, mapping)
 
     async def _remember(self, response_id: str | None, mapping: dict[str, str]) -> None:

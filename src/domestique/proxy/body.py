@@ -7,6 +7,7 @@ with that code; nothing here ever returns bytes it did not fully decode.
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -169,12 +170,20 @@ def _reject_constant(name: str) -> Any:
     raise BodyError("proxy.malformed_body", f"non-standard JSON constant {name}")
 
 
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # 1e400 parses as inf; no JSON encoder can write it back
+        raise BodyError("proxy.malformed_body", "a JSON number is out of range")
+    return value
+
+
 def parse_json_object(data: bytes) -> dict[str, Any]:
     """The body as a JSON object; raises :class:`BodyError` with the precise reason code.
 
-    Invalid UTF-8, NaN/Infinity, or a top level that is not an object are malformed; a
-    document that stops where more was expected is truncated; nesting deep enough to exhaust
-    the parser is too deep (the depth limit proper is enforced by the field walker).
+    Invalid UTF-8, NaN/Infinity, a number beyond a double's range (``1e400``), or a top level
+    that is not an object are malformed; a document that stops where more was expected is
+    truncated; nesting deep enough to exhaust the parser is too deep (the depth limit proper
+    is enforced by the field walker).
     """
     try:
         text = data.decode("utf-8")
@@ -183,7 +192,7 @@ def parse_json_object(data: bytes) -> dict[str, Any]:
     if text.startswith("\ufeff"):
         raise BodyError("proxy.malformed_body", "body starts with a byte-order mark")
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_float=_finite_float, parse_constant=_reject_constant)
     except RecursionError as exc:
         raise BodyError("proxy.nesting_too_deep", "JSON nesting exhausts the parser") from exc
     except json.JSONDecodeError as exc:

@@ -82,11 +82,24 @@ class Extraction:
         return [(f.path, f.text) for f in self.fields if f.kind is not FieldKind.BINARY]
 
 
-def _key_path(path: str, key: str) -> str:
-    step = key if _IDENT.fullmatch(key) else json.dumps(key, ensure_ascii=False)
-    if _IDENT.fullmatch(key):
-        return f"{path}.{step}" if path else step
-    return f"{path}[{step}]"
+# key -> (is an identifier, is a plain key): the same few dozen keys recur in every body.
+_KEY_INFO: dict[str, tuple[bool, bool]] = {}
+_KEY_INFO_MAX = 4096
+
+
+def _key_info(key: str) -> tuple[bool, bool]:
+    info = _KEY_INFO.get(key)
+    if info is None:
+        info = (_IDENT.fullmatch(key) is not None, _PLAIN_KEY.fullmatch(key) is not None)
+        if len(key) <= 64 and len(_KEY_INFO) < _KEY_INFO_MAX:
+            _KEY_INFO[key] = info
+    return info
+
+
+def _key_path(path: str, key: str, ident: bool) -> str:
+    if ident:
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
 def _is_data_url(text: str) -> bool:
@@ -200,8 +213,9 @@ class _Walker:
             type_ is None and ("mimeType" in obj or "mime_type" in obj or "format" in obj)
         )
         for key, value in obj.items():
-            p = _key_path(path, key)
-            if not _PLAIN_KEY.fullmatch(key):
+            ident, plain = _key_info(key)
+            p = _key_path(path, key, ident)
+            if not plain:
                 self.add(Field(f"{p}<key>", key, kind, obj, key, is_key=True, json_string=js))
             if (
                 key in _OPAQUE_KEYS

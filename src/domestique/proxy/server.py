@@ -75,6 +75,7 @@ def build_engine(home: Path | None = None, policy_file: Path | None = None) -> E
         install_key=key,
         recorder=recorder,
         vault=vault,
+        scanner_source=lambda: default_scanner(home),
     )
 
 

@@ -121,3 +121,41 @@ class SSEParser:
             events.append(_parse(self._lines))
             self._lines = []
         return events
+
+
+_BOUNDARIES = (b"\n\n", b"\r\r", b"\r\n\r\n", b"\n\r\n")  # any line end, then an empty line
+
+
+class EventFramer:
+    """Passes bytes through whole events at a time: a cut-off event is never half sent.
+
+    For answers forwarded without restoring: the bytes are not parsed, only held from the
+    last blank line on. If the upstream then breaks off, the client's stream is still at an
+    event boundary, so an error event can follow without corrupting a half-sent one.
+    """
+
+    __slots__ = ("_pending",)
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        buf = self._pending + chunk if self._pending else chunk
+        # Only the new bytes (and the three before them) can hold a new boundary.
+        lo = max(0, len(self._pending) - 3)
+        cut = max((buf.rfind(b, lo) + len(b) if buf.rfind(b, lo) >= 0 else 0) for b in _BOUNDARIES)
+        if cut == 0:
+            self._pending = buf
+            return b""
+        self._pending = buf[cut:]
+        return buf[:cut]
+
+    def close(self) -> bytes:
+        """What is held at a normal end (a last event without its blank line)."""
+        rest, self._pending = self._pending, b""
+        return rest
+
+    def abort(self) -> bytes:
+        """Drop the incomplete event after a failure; nothing of it is sent."""
+        self._pending = b""
+        return b""
