@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from domestique.cli._args import Parser, UsageError
 from domestique.records import Action, Actor, DecisionRecord, Reason, Subject
 
 if TYPE_CHECKING:
@@ -32,17 +33,8 @@ ERROR_CODES = frozenset(
 )
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _parser() -> _Parser:
-    p = _Parser(
+def _parser() -> Parser:
+    p = Parser(
         prog="domestique check",
         description="Judge a shell command before it runs.",
         epilog="exit 0: allow, 1: ask or deny, 2: error (decision deny)",
@@ -163,7 +155,7 @@ def run(argv: list[str]) -> int:
     as_json = "--json" in argv or "--jsonl" in argv
     try:
         args = _parser().parse_args(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         return _error_out(str(exc), as_json=as_json)
     words = list(args.command)
     if words and words[0] == "--":

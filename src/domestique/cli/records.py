@@ -10,23 +10,15 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-
-class _UsageError(Exception):
-    pass
+from domestique.cli._args import Parser, UsageError
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _parser() -> _Parser:
-    p = _Parser(prog="domestique records", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="action", required=True, parser_class=_Parser)
+def _parser() -> Parser:
+    p = Parser(prog="domestique records", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="action", required=True, parser_class=Parser)
     add = sub.add_parser("add", help="index columns of a CSV file (fingerprints only)")
     add.add_argument("file", type=Path)
     add.add_argument("--columns", required=True, help="comma-separated column names")
@@ -40,7 +32,7 @@ def _parser() -> _Parser:
 def run(argv: list[str]) -> int:
     try:
         args = _parser().parse_args(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         sys.stderr.write(f"domestique records: {exc}\n")
         return 2
     from domestique.detect.customer_records import (

@@ -9,12 +9,13 @@ Output never contains a raw value: masked previews and keyed fingerprints only.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from domestique.cli._args import Parser, UsageError
 
 if TYPE_CHECKING:
     from domestique.detect import Finding, Scanner
@@ -23,17 +24,8 @@ if TYPE_CHECKING:
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(message)
-
-
-def _parser() -> _Parser:
-    p = _Parser(
+def _parser() -> Parser:
+    p = Parser(
         prog="domestique scan",
         description="Find secrets, personal data and customer records in text.",
         epilog="exit 0: nothing found, 1: findings, 2: error",
@@ -135,7 +127,7 @@ def _scan_jsonl(scanner: Scanner, raw: str, policy: EffectivePolicy | None) -> i
 def run(argv: list[str]) -> int:
     try:
         args = _parser().parse_args(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         sys.stderr.write(f"domestique scan: {exc}\n")
         return EXIT_ERROR
     try:
