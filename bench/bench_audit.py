@@ -6,6 +6,8 @@
 Measures, each in a fresh temporary DOMESTIQUE_HOME:
 
 - append throughput in one process (records/s, and the median latency of one append);
+- append throughput in batches (``append_many``, one transaction per batch: the proxy's group
+  commit), records/s and the median time of one batch;
 - append throughput with N processes appending at once (records/s over the wall time);
 - a fresh process doing what the hook does: import, open the store, append one record
   (median over runs, timed inside the process, interpreter start excluded);
@@ -87,6 +89,25 @@ def bench_single(home: Path, n: int) -> dict[str, float]:
         "records_per_s": n / total,
         "append_median_us": statistics.median(lat) * 1e6,
         "append_p99_us": sorted(lat)[int(0.99 * len(lat))] * 1e6,
+    }
+
+
+def bench_batched(home: Path, n: int, batch: int) -> dict[str, float]:
+    records = [sample_record(i) for i in range(n)]
+    lat: list[float] = []
+    with AuditStore.open(home) as store:
+        t0 = time.perf_counter()
+        for start in range(0, n, batch):
+            t = time.perf_counter()
+            store.append_many(records[start : start + batch])
+            lat.append(time.perf_counter() - t)
+        total = time.perf_counter() - t0
+    return {
+        "records": n,
+        "batch": batch,
+        "seconds": total,
+        "records_per_s": n / total,
+        "batch_median_us": statistics.median(lat) * 1e6,
     }
 
 
@@ -263,6 +284,7 @@ def bench_policy(home: Path, runs: int) -> dict[str, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=5000)
+    parser.add_argument("--batch", type=int, default=25)
     parser.add_argument("--procs", type=int, default=8)
     parser.add_argument("--per-proc", type=int, default=1000)
     parser.add_argument("--verify", type=int, default=100_000)
@@ -274,6 +296,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         out["append_single"] = bench_single(base / "single", args.records)
+        out["append_batched"] = bench_batched(base / "batched", args.records, args.batch)
         out["append_multi"] = bench_multi(base / "multi", args.procs, args.per_proc)
         out["fresh_process_append"] = bench_fresh_process(base / "fresh", args.fresh_runs)
         out["verify"] = bench_verify(base / "verify", args.verify)
@@ -290,6 +313,12 @@ def main() -> int:
     print(
         f"append, 1 process:   {s['records_per_s']:8.0f} records/s  "
         f"(median {s['append_median_us']:.0f} µs, p99 {s['append_p99_us']:.0f} µs)"
+    )
+    b = out["append_batched"]
+    assert isinstance(b, dict)
+    print(
+        f"append, batches of {b['batch']}: {b['records_per_s']:8.0f} records/s  "
+        f"(median {b['batch_median_us']:.0f} µs per batch)"
     )
     print(
         f"append, {m['procs']} processes: {m['records_per_s']:8.0f} records/s  "

@@ -7,7 +7,8 @@
 # Everything listens on 127.0.0.1 only. Prints wrk's latency distribution on 1 connection
 # (proxy and direct, 10 KB and 100 KB bodies), throughput on 50 connections, and the proxy's
 # RSS before and after. wrk runs one thread (-t1) to leave the 2 cores to the proxy; wrk
-# reports non-2xx answers and socket errors itself. Figures: docs/benchmarks.md ("Firewall proxy").
+# reports non-2xx answers and socket errors itself. DOMESTIQUE_PROXY_AUDIT_BATCH=0 turns the
+# audit group commit off (one transaction per request, inline) for A/B runs. Figures: docs/benchmarks.md ("Firewall proxy").
 set -euo pipefail
 DUR="${1:-10}"
 WORKERS="${2:-1}"

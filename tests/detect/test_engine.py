@@ -335,3 +335,209 @@ def test_derived_scanner_shares_rules_with_its_own_key_and_detectors(
     assert codes(theirs) == ["secret.aws_access_key_id", "secret.known_value"]
     assert mine[0].fingerprint != theirs[0].fingerprint
     assert d.rules == scanner.rules
+
+
+# --- URL credentials: the span is the password's, whatever the host ---------------------------
+
+URL_CASES = [
+    ("psql postgres://admin:Tr0ub4dor-x9Q@db.internal:5432/prod", "Tr0ub4dor-x9Q"),
+    ("amqp://guest:s3cr3tPw9x@rabbit.internal:5672/", "s3cr3tPw9x"),
+    ("redis://:Zq8pL2mN4vX7@cache.internal:6379/0", "Zq8pL2mN4vX7"),
+    ("mongodb+srv://u:Kd83jfLq0Pz@cluster0.mongodb.net/db", "Kd83jfLq0Pz"),
+    ("curl https://bob:Hx9pQ2wL7zK@api.corp.io/v1", "Hx9pQ2wL7zK"),
+    ("mysql://root:p@ss:w0rd%40Xy9@db.corp.io:3306/app", "p@ss:w0rd%40Xy9"),
+    ("postgresql+asyncpg://svc:aB3:dE6@fG9@pg.corp.io/db?sslmode=require", "aB3:dE6@fG9"),
+]
+
+
+@pytest.mark.parametrize(("text", "password"), URL_CASES)
+def test_url_credential_span_is_the_password_only(
+    scanner: Scanner, fingerprinter: Fingerprinter, text: str, password: str
+) -> None:
+    """The finding spans the password (up to the LAST ``@``), never the host after it.
+
+    The e-mail rule reads ``password@host`` as an address; that misreading used to widen the
+    span over the host while the preview and fingerprint were the password's.
+    """
+    (f,) = scanner.scan(text)
+    assert f.code.startswith("secret.")
+    assert text[f.start : f.end] == password
+    if "%" not in password:  # a percent-escaped value is fingerprinted decoded
+        assert f.fingerprint == fingerprinter.fingerprint(password)
+
+
+def test_token_as_url_user_and_sentry_dsn_spans_stop_before_the_host(scanner: Scanner) -> None:
+    """``https://<token>@host`` and a Sentry DSN report the key alone, not ``key@host``."""
+    token = "gho_Vq8rLm2TzX4kPw9sB7nQ1dHfJ3cY6uE0aK5t"
+    text = f"git clone https://{token}@github.com/acme/tools.git"
+    (f,) = scanner.scan(text)
+    assert text[f.start : f.end] == token
+    key = "824c1c099724caf4941d4072014b3ce1"
+    text = f"SENTRY_DSN=https://{key}@o123456.ingest.sentry.io/4504567"
+    (f,) = scanner.scan(text)
+    assert (f.code, text[f.start : f.end]) == ("secret.sentry_dsn", key)
+
+
+def test_email_user_name_in_a_url_stays_a_finding_of_its_own(scanner: Scanner) -> None:
+    """An address as the URL's user name is personal data outside the password: still reported."""
+    text = "ftp://ops@corp.io:Zq8#pL2@m4@files.corp.io/pub"
+    found = [(f.code, text[f.start : f.end]) for f in scanner.scan(text)]
+    assert found == [("pii.email", "ops@corp.io"), ("secret.url_basic_auth", "Zq8#pL2@m4")]
+
+
+def test_password_turned_down_in_a_url_is_not_an_email_either(scanner: Scanner) -> None:
+    """``user:password@host`` (a placeholder password) is no finding, and no address either."""
+    assert scanner.scan("postgresql://user:password@db.internal/app") == []
+
+
+def test_a_reading_around_the_whole_url_is_kept(scanner: Scanner) -> None:
+    """Only misreadings that run out of the password over one edge are dropped.
+
+    Here the URL's password (``1234``) is turned down, but the generic rule's reading of the
+    whole quoted URL as a token encloses it and is still reported.
+    """
+    text = "api_token = 'https://kQ8zLm2VxR7pT4wN9cB3.io:1234@hF6tYb2Kq9Lm'"
+    found = [(f.code, text[f.start : f.end]) for f in scanner.scan(text)]
+    assert found == [("secret.generic_secret", text[13:-1])]
+
+
+def test_email_outside_a_url_is_still_found(scanner: Scanner) -> None:
+    """Dropping misreadings is confined to the URL's own match: a nearby address is kept."""
+    text = "postgres://admin:Tr0ub4dor-x9Q@db.internal/prod owner ada@analytical-engines.co.uk"
+    found = [(f.code, text[f.start : f.end]) for f in scanner.scan(text)]
+    assert found == [
+        ("secret.database_url", "Tr0ub4dor-x9Q"),
+        ("pii.email", "ada@analytical-engines.co.uk"),
+    ]
+
+
+_PW_ALPHABET = st.sampled_from("abcXYZ0189-_.~!$&*+=@:")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    head=st.text("abcXYZ0189", min_size=2, max_size=4),
+    rest=st.text(_PW_ALPHABET, min_size=6, max_size=24),
+    host=st.from_regex(r"[a-z][a-z0-9]{1,10}\.(internal|corp\.io|prod\.net)", fullmatch=True),
+)
+def test_any_password_in_a_database_url_is_spanned_exactly(head: str, rest: str, host: str) -> None:
+    """Passwords holding ``@``, ``:`` or ``%`` are spanned up to the last ``@`` before the host."""
+    password = head + "%40" + rest + "Q7"
+    text = f"DATABASE_URL=postgresql://app:{password}@{host}:5432/app"
+    findings = _shared_scanner().scan(text)
+    assert [(f.code, text[f.start : f.end]) for f in findings] == [
+        ("secret.database_url", password)
+    ]
+
+
+# --- resource identifiers are not secrets -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "aws secretsmanager describe-secret --secret-id "
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+        "secret_arn = arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+        'SecretId: "arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:x-AbCdEf"',
+        "token: arn:aws:iam::123456789012:role/deploy-token",
+        "kms_key = arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        "secret: ocid1.vaultsecret.oc1.iad.amaaaaaa3ryzuaaaqtjw6xkwyqe7vzjnyryjh7xvzf3x5fq",
+        "key_vault_secret = https://myvault.vault.azure.net/secrets/db-pass/"
+        "0123456789abcdef0123456789abcdef",
+        "secret = projects/acme-prod/secrets/db-password/versions/latest",
+    ],
+)
+def test_resource_identifiers_are_not_generic_secrets(scanner: Scanner, text: str) -> None:
+    """An ARN, OCID, Key Vault URL or Secret Manager name names a secret; it is not one."""
+    assert scanner.scan(text) == []
+
+
+def test_secret_next_to_an_arn_is_still_found(scanner: Scanner) -> None:
+    """Only the identifier is skipped: a generic secret on the same line is still reported."""
+    text = (
+        "secret_arn=arn:aws:secretsmanager:us-east-1:123456789012:secret:db "
+        "client_secret=h7Kq2Lm9xPw4Rt"
+    )
+    found = [(f.code, text[f.start : f.end]) for f in scanner.scan(text)]
+    assert found == [("secret.generic_secret", "h7Kq2Lm9xPw4Rt")]
+
+
+def test_arn_shaped_prefix_does_not_hide_a_secret_glued_after_a_space(scanner: Scanner) -> None:
+    """A value that is not wholly an ARN-shaped identifier is judged as usual."""
+    text = 'api_key = "arn-h7Kq2Lm9xPw4Rt8Zc"'
+    assert codes(scanner.scan(text)) == ["secret.generic_secret"]
+
+
+# --- firewall placeholders are not scanned ----------------------------------------------------
+
+
+def test_placeholder_shaped_text_is_never_a_finding(scanner: Scanner) -> None:
+    """``[REDACTED:<type>:<8 hex>]`` holds no secret: nothing is reported inside or across one."""
+    text = (
+        "api_key=[REDACTED:aws_access_key_id:deadbeef]\n"
+        'password: "[REDACTED:password_assignment:0123abcd]"\n'
+        "The secret: [REDACTED:generic_secret:89abcdef] is rotated\n"
+        "postgres://app:[REDACTED:database_url:00ff00ff]@db.internal/app\n"
+    )
+    assert scanner.scan(text) == []
+
+
+def test_secret_beside_a_placeholder_is_still_found(scanner: Scanner) -> None:
+    """A real token glued to or after a placeholder is found, its span outside the placeholder."""
+    text = f"x [REDACTED:aws_access_key_id:deadbeef]{AWS} and token {GITHUB}"
+    found = [(f.code, text[f.start : f.end]) for f in scanner.scan(text)]
+    assert found == [("secret.aws_access_key_id", AWS), ("secret.github_token", GITHUB)]
+
+
+@pytest.mark.parametrize(
+    "fake",
+    [
+        "[REDACTED:aws_access_key_id:DEADBEEF]",  # upper-case hex
+        "[REDACTED:aws_access_key_id:deadbee]",  # 7 hex digits
+        "[REDACTED:Aws:deadbeef]",  # upper-case type
+        f"[REDACTED:aws_access_key_id:{AWS}]",  # a secret where the hash goes
+        "[REDACTED:not_a_rule_of_ours:deadbeef]",  # a type no code of the scanner has
+    ],
+)
+def test_only_the_exact_placeholder_shape_is_skipped(scanner: Scanner, fake: str) -> None:
+    """Near-misses of the shape are scanned like any text: a secret put inside one is found."""
+    text = f"api_key = {fake} {AWS}"
+    assert "secret.aws_access_key_id" in codes(scanner.scan(text))
+
+
+class _Substring:
+    """A detector that reports each occurrence of one value (as known values do)."""
+
+    code = "secret.known_value"
+    priority = 95
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        out, at = [], text.find(self.value)
+        while at >= 0:
+            out.append((at, at + len(self.value), self.value))
+            at = text.find(self.value, at + 1)
+        return out
+
+
+def test_a_secret_cannot_hide_in_the_type_of_a_placeholder(fingerprinter: Fingerprinter) -> None:
+    """Only the types of the scanner's own codes are skipped: a value put as the type is scanned."""
+    secret = "plum_orchard_7731_wind"
+    s = Scanner(builtin_rules(), fingerprinter, detectors=[_Substring(secret)])
+    text = f"[REDACTED:{secret}:deadbeef]"
+    assert [(f.code, text[f.start : f.end]) for f in s.scan(text)] == [
+        ("secret.known_value", secret)
+    ]
+    assert s.scan("[REDACTED:known_value:deadbeef] [REDACTED:github_token:0123abcd]") == []
+
+
+def test_placeholder_types_match_the_redactors() -> None:
+    """The engine skips exactly the types the firewall writes (same rule as domestique.redact)."""
+    from domestique.detect.engine import placeholder_type
+    from domestique.redact._placeholders import placeholder_type as redact_type
+
+    for code in [r.id for r in builtin_rules()] + ["secret.known_value", "pii.customer_record"]:
+        assert placeholder_type(code) == redact_type(code)

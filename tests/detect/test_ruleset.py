@@ -118,3 +118,18 @@ def test_loader_requires_version_and_dotted_id() -> None:
         load_rules_text("[[rules]]\nid='secret.x'\nregex='a'\n", "t.toml")
     with pytest.raises(RuleError, match="dotted"):
         load_rules_text("version = 1\n[[rules]]\nid='x'\nregex='a'\n", "t.toml")
+
+
+def test_loader_reads_claims_match_and_the_url_rules_set_it() -> None:
+    """``claims_match`` defaults to off; every URL-with-credentials rule turns it on."""
+    (rule,) = load_rules_text(_doc(""), "t.toml")
+    assert rule.claims_match is False
+    (rule,) = load_rules_text(_doc("claims_match = true\n"), "t.toml")
+    assert rule.claims_match is True
+    claiming = {r.id for r in RULES if r.claims_match}
+    assert claiming == {
+        "secret.database_url",
+        "secret.url_basic_auth",
+        "secret.url_token",
+        "secret.sentry_dsn",
+    }

@@ -715,13 +715,73 @@ def test_a_failing_audit_store_blocks(tmp_path: Path, client: httpx.Client) -> N
         raise OSError("disk full")
 
     with run_upstream() as up:
-        with run_asgi(_engine_app(tmp_path, up, recorder=broken)) as url:
+        # group=None: the inline path (DOMESTIQUE_PROXY_AUDIT_BATCH=0).
+        with run_asgi(_engine_app(tmp_path, up, recorder=broken, group=None)) as url:
             resp = _post(
                 client, url, "/v1/messages", {"messages": [{"role": "user", "content": "hi"}]}
             )
         assert resp.status_code == 500
         assert "audit.write_failed" in resp.json()["domestique"]["reasons"]
         assert up.received == []
+
+
+def test_a_failing_group_commit_blocks_every_request(tmp_path: Path) -> None:
+    """With group commit, concurrent requests whose batch cannot be written are all blocked."""
+    import asyncio
+
+    from domestique.audit import mask_or_stop
+    from domestique.proxy.audit_batch import GroupRecorder
+    from domestique.records import Action
+
+    calls: list[int] = []
+
+    def broken(records: Any) -> Any:
+        calls.append(len(records))
+        raise OSError("disk full")
+
+    group = GroupRecorder(broken, lambda r: mask_or_stop(r, tmp_path), stop=Action.BLOCK)
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+
+    async def many(url: str) -> list[httpx.Response]:
+        async with httpx.AsyncClient(trust_env=False, timeout=30) as c:
+            return await asyncio.gather(
+                *(c.post(url + "/v1/messages", json=body, headers=HEADERS) for _ in range(12))
+            )
+
+    with run_upstream() as up:
+        with run_asgi(_engine_app(tmp_path, up, group=group)) as url:
+            answers = asyncio.run(many(url))
+        assert [r.status_code for r in answers] == [500] * 12
+        assert all("audit.write_failed" in r.json()["domestique"]["reasons"] for r in answers)
+        assert sum(calls) == 12  # every request's record was in a batch that failed
+        assert up.received == []
+
+
+def test_group_commit_records_concurrent_requests_in_one_chain(tmp_path: Path) -> None:
+    """Concurrent requests through the app are all forwarded and recorded in a verified chain."""
+    import asyncio
+
+    from domestique.audit import verify
+
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+
+    async def many(url: str) -> list[httpx.Response]:
+        async with httpx.AsyncClient(trust_env=False, timeout=30) as c:
+            return await asyncio.gather(
+                *(c.post(url + "/v1/messages", json=body, headers=HEADERS) for _ in range(16))
+            )
+
+    with run_upstream() as up:
+        app = _engine_app(tmp_path, up)
+        assert app.engine.group is not None  # group commit is the default
+        with run_asgi(app) as url:
+            answers = asyncio.run(many(url))
+        assert [r.status_code for r in answers] == [200] * 16
+        assert len(up.received) == 16
+    assert sum(app.engine.group.batches) == 16
+    with AuditStore.open(tmp_path, create=False) as store:
+        assert store.count() == 16
+    assert verify(tmp_path).ok
 
 
 def test_client_that_leaves_mid_stream_stops_the_upstream(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "StoredRow",
     "VerifyResult",
     "chain_hash",
+    "mask_or_stop",
     "record_decision",
     "store_for",
     "verify",
@@ -72,6 +73,32 @@ def store_for(home: Path | None = None) -> AuditStore:
     return store
 
 
+def mask_or_stop(
+    record: DecisionRecord, home: Path | None = None, *, stop: Action = Action.DENY
+) -> tuple[DecisionRecord, bool]:
+    """``(record masked, True)`` to store; on a masking error ``(record stopped, False)``.
+
+    The stopped record carries ``stop`` and ``audit.write_failed`` and must not be stored: a
+    raw secret cannot be ruled out. Every writer calls this before appending (the proxy's
+    group commit too).
+    """
+    from domestique.audit._mask import mask_record
+
+    try:
+        # The last gate: no raw secret from the ancestry, the command or a path is stored.
+        return mask_record(record, home), True
+    except Exception as exc:  # noqa: BLE001 - cannot rule out a raw secret: store nothing, stop
+        import dataclasses
+
+        from domestique.boundary import error_reason, stop_action
+
+        reason = error_reason(exc, "audit.write_failed")
+        stopped = dataclasses.replace(
+            record, action=stop_action(stop), reasons=(*record.reasons, reason)
+        )
+        return stopped, False
+
+
 def record_decision(
     record: DecisionRecord, *, home: Path | None = None, stop: Action = Action.DENY
 ) -> DecisionRecord:
@@ -80,21 +107,9 @@ def record_decision(
     The returned record is the decision to enforce. ``stop`` is deny for the guard and hooks,
     block for the firewall.
     """
-
-    from domestique.audit._mask import mask_record
-
-    try:
-        # The last gate: no raw secret from the ancestry, the command or a path is stored.
-        record = mask_record(record, home)
-    except Exception as exc:  # noqa: BLE001 - cannot rule out a raw secret: store nothing, stop
-        import dataclasses
-
-        from domestique.boundary import error_reason, stop_action
-
-        reason = error_reason(exc, "audit.write_failed")
-        return dataclasses.replace(
-            record, action=stop_action(stop), reasons=(*record.reasons, reason)
-        )
+    record, ok = mask_or_stop(record, home, stop=stop)
+    if not ok:
+        return record
 
     def append(r: DecisionRecord) -> int:
         return store_for(home).append(r)

@@ -93,6 +93,43 @@ _VAR_REF_RE = re2.compile(
 _DIGIT_RUN_RE = re2.compile(r"\d[\d \-.()/]{6,}\d", RE2_OPTIONS)
 
 
+# The firewall's placeholder for a redacted value, ``[REDACTED:<type>:<8 hex>]``, where the type
+# is a finding's code without its family (``secret.github_token`` -> ``github_token``; the same
+# rule as domestique.redact's placeholder_type). Its shape holds no secret: the type must be
+# the type of one of this scanner's own codes, and 8 hex digits (32 bits of a keyed hash) are
+# no credential. Text of that shape is not scanned: it is masked (a boundary, as a redacted
+# value is) and no finding may touch it.
+PLACEHOLDER_RE = re2.compile(r"\[REDACTED:([a-z0-9_]+):[0-9a-f]{8}\]", RE2_OPTIONS)
+_TYPE_CLEAN = re2.compile(r"[^a-z0-9_]+")
+
+
+def placeholder_type(code: str) -> str:
+    """The placeholder type of a code: ``secret.github_token`` -> ``github_token``."""
+    rest = code.split(".", 1)[1] if "." in code else code
+    return _TYPE_CLEAN.sub("_", rest.lower()).strip("_")[:40] or "value"
+
+
+def placeholder_spans(text: str, types: frozenset[str]) -> list[tuple[int, int]]:
+    """Spans of the pieces of ``text`` shaped as a placeholder of one of ``types``, in order."""
+    if "[REDACTED:" not in text:
+        return []
+    return [m.span() for m in PLACEHOLDER_RE.finditer(text) if m.group(1) in types]
+
+
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    pieces: list[str] = []
+    pos = 0
+    for s, e in spans:
+        pieces += (text[pos:s], MASK_CHAR * (e - s))
+        pos = e
+    pieces.append(text[pos:])
+    return "".join(pieces)
+
+
+def _overlaps(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    return any(s < end and start < e for s, e in spans)
+
+
 def digit_runs(shadow: bytes) -> list[tuple[int, int]]:
     """Spans of runs of digits (with the separators numbers are written with), 8+ chars."""
     return [spans[0] for spans in iter_spans(_DIGIT_RUN_RE, shadow)]
@@ -150,6 +187,13 @@ class TextDetector(Protocol):
     def find(self, text: str) -> Iterable[tuple[int, int, str]]: ...
 
 
+# One regex match: value span, value, whole match, quoted, whole match's start.
+_Match = tuple[int, int, str, str, bool, int]
+# A claims_match rule's reading of its whole match: (priority, match start, match end, value
+# start, value end).
+_Claim = tuple[int, int, int, int, int]
+
+
 @dataclass(frozen=True, slots=True)
 class _Hit:
     code: str
@@ -192,6 +236,59 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     return not has_digit or (value.islower() and "_" in value)
 
 
+def _drop_misreadings(
+    out: list[tuple[str, int, int, int, str]], claims: list[_Claim]
+) -> list[tuple[str, int, int, int, str]]:
+    """``out`` without the lower-priority hits that misread a claims_match rule's match.
+
+    In ``postgres://admin:Tr0ub4dor@db.internal`` the e-mail rule reads ``Tr0ub4dor@db.internal``:
+    the password and the host as one address. Merged, it would stretch the password's finding
+    over the host. A hit is dropped when a higher-priority claim's whole match holds it and it
+    runs from inside the claim's value out over one edge; a hit wholly inside the value, wholly
+    outside it (an e-mail address as the user name), or around all of it (``token = '<the
+    whole URL>'``, another reading of the value) is kept.
+    """
+    if not claims:
+        return out
+    kept = []
+    for hit in out:
+        _, prio, s, e, _ = hit
+        if not any(
+            prio < cp and ms <= s and e <= me and (vs <= s < ve < e or s < vs < e <= ve)
+            for cp, ms, me, vs, ve in claims
+        ):
+            kept.append(hit)
+    return kept
+
+
+# Resource identifiers name a secret or a key, they never hold one: an AWS ARN (also the tail of
+# one, read after "secretsmanager:"), an Oracle Cloud OCID, an Azure Key Vault object URL, a
+# Google Secret Manager name. A generic rule's value inside one is not reported.
+_RESOURCE_ID_RE = re2.compile(
+    r"^(?:arn:aws(?:-[a-z]+)*:[a-z0-9\-]+:(?:[a-z]{2}(?:-[a-z]+)+-\d{1,2})?:(?:\d{12}|aws)?:\S+|"
+    r"ocid1\.[a-z0-9_]+\.oc[0-9]+\.[a-z0-9\-]*\.[a-z0-9]+|"
+    r"https://[a-z0-9\-]+\.(?:vault|managedhsm)\.(?:azure\.net|azure\.cn|usgovcloudapi\.net)/"
+    r"(?:secrets|keys|certificates)/[A-Za-z0-9\-]+(?:/[0-9a-f]{32})?/?|"
+    r"(?://secretmanager\.googleapis\.com/)?projects/[A-Za-z0-9\-]+/secrets/[A-Za-z0-9_\-]+"
+    r"(?:/versions/(?:\d+|latest))?)$"
+)
+_ID_STOP = frozenset(" \t\r\n\"'`,;=<>()[]{}")
+_ID_REACH = 256
+
+
+def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
+    """True when ``text[s:e]`` lies inside one whitespace- or quote-bounded resource identifier."""
+    a = s
+    while a > 0 and s - a < _ID_REACH and text[a - 1] not in _ID_STOP:
+        a -= 1
+    b = e
+    n = len(text)
+    while b < n and b - e < _ID_REACH and text[b] not in _ID_STOP:
+        b += 1
+    token = text[a:b].rstrip(".:")
+    return len(token) >= e - a and found(_RESOURCE_ID_RE, token)
+
+
 class _CompiledRule:
     __slots__ = ("allow", "deny", "regex", "rule", "validators")
 
@@ -221,6 +318,7 @@ class Scanner:
         self._fp = fingerprinter
         self._detectors = tuple(detectors)
         self._decode_depth = decode_depth
+        self._placeholder_types = self._types()
         self._keywordless = tuple(i for i, r in enumerate(rules) if not r.keywords)
         kw_map: dict[str, list[int]] = {}
         self._kw_rules: list[tuple[int, ...]] = []  # keyword id -> rules that use it
@@ -276,15 +374,26 @@ class Scanner:
         other = copy.copy(self)
         other._fp = fingerprinter
         other._detectors = tuple(detectors)
+        other._placeholder_types = other._types()
         return other
+
+    def _types(self) -> frozenset[str]:
+        """The placeholder types of every code this scanner can report."""
+        codes = [c.rule.id for c in self._rules] + [d.code for d in self._detectors]
+        return frozenset(placeholder_type(c) for c in codes)
 
     def scan(self, text: str) -> list[Finding]:
         """Every finding in ``text``, merged, sorted by start. Never raises."""
         try:
             if not isinstance(text, str):
                 raise TypeError("Scanner.scan takes str")
+            holes = placeholder_spans(text, self._placeholder_types)
+            if holes:
+                text = _mask_spans(text, holes)
             hits, failed = self._collect(text)
             hits = self._rescan_masked(text, hits, failed)
+            if holes:
+                hits = [h for h in hits if not _overlaps(h.start, h.end, holes)]
             findings = self._merge(hits)
         except Exception as exc:  # noqa: BLE001 - a crash must read as "unsafe", not "clean"
             n = len(text) if isinstance(text, str) else 0
@@ -403,13 +512,16 @@ class Scanner:
                 for i in self._keywordless:
                     rule = self._rules[i].rule
                     windows[i] = _merge_spans(runs, rule.window_before, rule.window_after, n)
+        claims: list[_Claim] = []
         for i, rule_windows in windows.items():
             crule = self._rules[i]
             try:
-                out.extend(self._confirm(crule, text, rule_windows, shadow, text_ascii))
+                out.extend(
+                    self._confirm(crule, text, rule_windows, shadow, text_ascii, claims=claims)
+                )
             except Exception:  # noqa: BLE001 - recorded as engine.detector_error
                 failed.add(crule.rule.id)
-        return self._run_detectors(text, failed, out)
+        return _drop_misreadings(self._run_detectors(text, failed, out), claims)
 
     def _run_detectors(
         self, text: str, failed: set[str], out: list[tuple[str, int, int, int, str]]
@@ -467,22 +579,28 @@ class Scanner:
         windows: list[list[int]],
         data: bytes | None = None,
         text_ascii: bool = False,
+        *,
+        claims: list[_Claim] | None = None,
     ) -> list[tuple[str, int, int, int, str]]:
         rule = crule.rule
         out: list[tuple[str, int, int, int, str]] = []
         seen: set[tuple[int, int]] = set()
         verdicts: dict[tuple[str, str, bool], bool] = {}  # repeated lines are judged once
         for a, b in windows:
-            for s, e, value, whole, quoted in self._matches(
+            for s, e, value, whole, quoted, ms in self._matches(
                 crule, text, a, b, data=data, text_ascii=text_ascii
             ):
                 if (s, e) in seen:
                     continue
+                if rule.claims_match and claims is not None:
+                    # Claimed even when the value is turned down (user:password@host): the
+                    # match is still a URL, and password@host is still not an address.
+                    claims.append((rule.priority, ms, ms + len(whole), s, e))
                 key = (value, whole, quoted)
                 ok = verdicts.get(key)
                 if ok is None:
                     ok = verdicts[key] = self._accept(crule, value, whole, quoted)
-                if not ok:
+                if not ok or (rule.reference_filter and _inside_resource_identifier(text, s, e)):
                     continue
                 seen.add((s, e))
                 out.append((rule.id, rule.priority, s, e, value))
@@ -497,14 +615,14 @@ class Scanner:
         *,
         data: bytes | None = None,
         text_ascii: bool = False,
-    ) -> list[tuple[int, int, str, str, bool]]:
+    ) -> list[_Match]:
         n = len(text)
         if data is not None and (text_ascii or text[a:b].isascii()):
             # An ASCII window: match in place over the shadow's bytes, no copies.
             return self._matches_ascii(crule, text, a, b, data=data, text_ascii=text_ascii)
         while True:
             chunk = text[a:b]
-            found: list[tuple[int, int, str, str, bool]] = []
+            found: list[_Match] = []
             grow_left = grow_right = False
             for spans in _group_spans(crule.regex, chunk):
                 ms, me = spans[0]
@@ -519,7 +637,7 @@ class Scanner:
                         break
                 # After a quote or an XML tag's ">", a value is a literal, not code.
                 quoted = s > 0 and chunk[s - 1] in "\"'`>"
-                found.append((a + s, a + e, chunk[s:e], chunk[ms:me], quoted))
+                found.append((a + s, a + e, chunk[s:e], chunk[ms:me], quoted, a + ms))
             if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
                 step = max(256, b - a)
                 if grow_left:
@@ -531,7 +649,7 @@ class Scanner:
 
     def _matches_ascii(
         self, crule: _CompiledRule, text: str, a: int, b: int, *, data: bytes, text_ascii: bool
-    ) -> list[tuple[int, int, str, str, bool]]:
+    ) -> list[_Match]:
         """``_matches`` for ASCII text: the window ``[a, b)`` is matched in place in ``data``.
 
         The text outside the window is context (``^`` does not match at ``a``, a boundary sees
@@ -540,7 +658,7 @@ class Scanner:
         """
         n = len(text)
         while True:
-            found: list[tuple[int, int, str, str, bool]] = []
+            found: list[_Match] = []
             grow_left = grow_right = False
             for spans in iter_spans_in(crule.regex, data, a, b):
                 ms, me = spans[0]
@@ -555,7 +673,7 @@ class Scanner:
                         break
                 # After a quote or an XML tag's ">", a value is a literal, not code.
                 quoted = s > 0 and text[s - 1] in "\"'`>"
-                found.append((s, e, text[s:e], text[ms:me], quoted))
+                found.append((s, e, text[s:e], text[ms:me], quoted, ms))
             if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
                 step = max(256, b - a)
                 if grow_left:

@@ -37,6 +37,7 @@ _FIELDS = {
     "deny_context",
     "placeholder_filter",
     "reference_filter",
+    "claims_match",
     "priority",
     "window_before",
     "window_after",
@@ -65,6 +66,10 @@ class Rule:
     deny_context: tuple[str, ...] = ()
     placeholder_filter: bool = False
     reference_filter: bool = False
+    # The whole match is context this rule has read (scheme://user:password@host): a
+    # lower-priority finding inside it that crosses an edge of the value (an "email"
+    # password@host) is the same text misread, and is dropped rather than widening the span.
+    claims_match: bool = False
     priority: int = 50
     window_before: int = 64
     window_after: int = 256
@@ -123,6 +128,7 @@ def parse_rule(raw: dict[str, Any], source: str) -> Rule:
         deny_context=_str_list(raw, "deny_context", where),
         placeholder_filter=bool(raw.get("placeholder_filter", False)),
         reference_filter=bool(raw.get("reference_filter", False)),
+        claims_match=bool(raw.get("claims_match", False)),
         priority=int(raw.get("priority", 50)),
         window_before=int(raw.get("window_before", 64)),
         window_after=int(raw.get("window_after", 256)),

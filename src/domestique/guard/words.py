@@ -73,41 +73,37 @@ def decode_ansi_c(body: str) -> str:
     return text if nul < 0 else text[:nul]
 
 
-def unescape_unquoted(raw: str) -> str:
-    """An unquoted word: ``\\X`` is X, a backslash-newline disappears."""
+def _unescape(raw: str, escapable: str | None) -> str:
+    """Drop the backslash of each escape; ``escapable`` None means every character escapes.
+
+    A backslash-newline disappears. Outside quotes a lone trailing backslash is dropped; inside
+    double quotes a backslash before a character that does not escape stays literal.
+    """
     if "\\" not in raw:
         return raw
     out: list[str] = []
     i, n = 0, len(raw)
     while i < n:
         c = raw[i]
-        if c == "\\" and i + 1 < n:
+        if c == "\\" and i + 1 < n and (escapable is None or raw[i + 1] in escapable):
             if raw[i + 1] != "\n":
                 out.append(raw[i + 1])
             i += 2
             continue
-        if c != "\\":
+        if c != "\\" or escapable is not None:
             out.append(c)
         i += 1
     return "".join(out)
 
 
+def unescape_unquoted(raw: str) -> str:
+    """An unquoted word: ``\\X`` is X, a backslash-newline disappears."""
+    return _unescape(raw, None)
+
+
 def unescape_double_quoted(raw: str) -> str:
     """Text inside ``"…"``: only ``\\\\ \\" \\$ \\``` and backslash-newline are escapes."""
-    if "\\" not in raw:
-        return raw
-    out: list[str] = []
-    i, n = 0, len(raw)
-    while i < n:
-        c = raw[i]
-        if c == "\\" and i + 1 < n and raw[i + 1] in '\\"$`\n':
-            if raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
+    return _unescape(raw, '\\"$`\n')
 
 
 def join_continuations(text: str) -> tuple[str, list[int] | None]:

@@ -36,6 +36,7 @@ from domestique.proxy.answer import (
     restore_body,
     stream_error_event,
 )
+from domestique.proxy.audit_batch import GroupRecorder
 from domestique.proxy.body import BodyLimits
 from domestique.proxy.envelopes import error_body, status_for
 from domestique.proxy.pipeline import (
@@ -138,6 +139,9 @@ class Engine:
     # The current scanner (``default_scanner``: rebuilt when a ``.env`` or record file
     # changes). Asked at most every ``scanner_refresh_s``: one look costs ~0.35 ms of stats.
     scanner_source: Callable[[], ScannerLike] | None = None
+    # Group commit (``DOMESTIQUE_PROXY_AUDIT_BATCH``, on by default): when set, records go
+    # through it instead of ``recorder``; see :mod:`domestique.proxy.audit_batch`.
+    group: GroupRecorder | None = None
 
 
 class _BoundPolicy:
@@ -182,6 +186,7 @@ class FirewallApp:
         user, host = current_user_and_host()
         self._user, self._host = user, host
         self._hosts = {p: urlsplit(u).hostname or "" for p, u in config.upstreams.items()}
+        self._active = 0
         self._scanner_checked = time.monotonic()
 
     # -- ASGI entry ---------------------------------------------------------------------------
@@ -267,9 +272,18 @@ class FirewallApp:
         if self._client is not None:
             await self._client.close()
             self._client = None
+        if self.engine.group is not None:
+            self.engine.group.close()  # waits for a commit in flight
 
     # -- the boundary ---------------------------------------------------------------------------
     async def _boundary(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._active += 1  # requests in hand (group commit writes inline when alone)
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self._active -= 1
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
         async def tracked_send(message: Message) -> None:
@@ -604,9 +618,10 @@ class FirewallApp:
             engine={"domestique": __version__, "proxy": "1"},
             latency_us=(time.perf_counter_ns() - t0) // 1000,
         )
-        # Written inline, on the event loop: an append is ~0.1 ms (SQLite WAL, one transaction),
-        # while handing it to a thread cost more (a wake-up, and up to a GIL switch interval
-        # of 5 ms when the loop is busy scanning). Measured: docs/benchmarks.md.
+        if self.engine.group is not None:
+            # Group commit: this request waits for the transaction holding its record.
+            return await self.engine.group.record(record, alone=self._active <= 1)
+        # Inline, on the event loop: one transaction per request.
         return self.engine.recorder(record)
 
 

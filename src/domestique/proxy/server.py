@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,22 @@ def build_engine(home: Path | None = None, policy_file: Path | None = None) -> E
     def recorder(record: DecisionRecord) -> DecisionRecord:
         return record_decision(record, home=home, stop=Action.BLOCK)
 
+    group = None
+    # DOMESTIQUE_PROXY_AUDIT_BATCH=0 writes one transaction per request, inline (benchmarks).
+    if os.environ.get("DOMESTIQUE_PROXY_AUDIT_BATCH", "1") != "0":
+        from domestique.audit import mask_or_stop, store_for
+        from domestique.proxy.audit_batch import GroupRecorder
+
+        audit_home = home
+
+        def append_many(records: Sequence[DecisionRecord]) -> object:
+            return store_for(audit_home).append_many(records)
+
+        def mask(record: DecisionRecord) -> tuple[DecisionRecord, bool]:
+            return mask_or_stop(record, audit_home, stop=Action.BLOCK)
+
+        group = GroupRecorder(append_many, mask, stop=Action.BLOCK)
+
     vault = PlaceholderVault(home / "proxy-vault", key)
     vault.sweep()
     return Engine(
@@ -76,6 +92,7 @@ def build_engine(home: Path | None = None, policy_file: Path | None = None) -> E
         recorder=recorder,
         vault=vault,
         scanner_source=lambda: default_scanner(home),
+        group=group,
     )
 
 
