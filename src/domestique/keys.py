@@ -30,8 +30,18 @@ def domestique_home() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (mode 0700) if missing; return it."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create ``path`` if missing, and every missing parent, each with mode 0700; return it.
+
+    ``Path.mkdir(parents=True)`` would give the parents it creates the default mode, leaving
+    ``DOMESTIQUE_HOME`` itself readable by others when only a subfolder was asked for.
+    """
+    missing: list[Path] = []
+    p = path
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        d.mkdir(mode=0o700, exist_ok=True)
     return path
 
 

@@ -105,3 +105,11 @@ def test_umask_does_not_widen_key_mode(home: Path) -> None:
     finally:
         os.umask(old)
     assert stat.S_IMODE((home / "keys" / "fingerprint.key").stat().st_mode) == 0o600
+
+
+def test_home_and_key_folder_are_private_when_created(tmp_path: Path) -> None:
+    """Creating the key also creates DOMESTIQUE_HOME itself with mode 0700, not only keys/."""
+    home = tmp_path / "state" / "domestique"
+    install_key(home)
+    assert (home.stat().st_mode & 0o777) == 0o700
+    assert ((home / "keys").stat().st_mode & 0o777) == 0o700
