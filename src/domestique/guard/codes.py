@@ -103,6 +103,10 @@ REASON_CODES: tuple[ReasonCode, ...] = (
         "A tool is told to start a shell (GTFOBins-style escape: exec=/bin/sh, :!sh, -TT 'sh').",
     ),
     ReasonCode(
+        "cmd.package_file",
+        "Installs a package file (dpkg -i, rpm -U, apt install ./x.deb): its scripts run as root.",
+    ),
+    ReasonCode(
         "cmd.recon",
         "Privilege-escalation or credential hunting (setuid/writable-file searches, key hunts).",
     ),

@@ -306,12 +306,20 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "apt-get update -o APT::Update::Pre-Invoke::=/bin/sh",
             "service ../../bin/sh",
             "echo x | xargs -o -a /dev/null /bin/sh",
+            "poetry shell",
+            "adb shell",
+            "ranger",
+            "minicom -D /dev/ttyUSB0",
         ),
         "quiet": (
             "bash -c 'echo hi'",
             "bash ./run.sh",
             "echo 'ls' | bash",
             "ls *.sh | xargs -o -n1 shellcheck",
+            "adb shell getprop ro.build.version.release",
+            "gh completion --shell zsh",
+            "du -sh node_modules",
+            "less README.md",
             "ls *.sh | xargs -n1 bash",
         ),
     },
@@ -322,6 +330,12 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "LESSOPEN='/bin/sh -s 1>&0 # %s' less /etc/hosts",
             "sed -n '1e exec /bin/sh 1>&0' /etc/hosts",
             "run-parts --new-session --regex '^sh$' /bin",
+            "dvips -R0 paper.dvi",
+            "pdflatex --shell-escape paper.tex",
+            "latexmk -pdf -shell-escape paper.tex",
+            "groff -U -Tps notes.ms",
+            "gpic -U diagram.pic",
+            "gs -dNOSAFER -sDEVICE=pdfwrite -o out.pdf in.ps",
         ),
         "quiet": (
             "which bash",
@@ -330,6 +344,12 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "run-parts --test /etc/cron.daily",
             "apt-get -o Acquire::Retries=3 update",
             "service nginx restart",
+            "dvips -R paper.dvi",
+            "pdflatex -interaction=nonstopmode paper.tex",
+            "latexmk -pdf paper.tex",
+            "groff -Tutf8 -man tool.1",
+            "pic diagram.pic",
+            "gs -dSAFER -sDEVICE=pdfwrite -o out.pdf in.ps",
         ),
     },
     "cmd.script_unread": {
@@ -360,6 +380,24 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
     "cmd.temp_exec": {
         "fires": ("/tmp/payload", "cp tool /tmp/t && /tmp/t --run", "/var/tmp/x.sh"),  # noqa: S108
         "quiet": ("./build/app", "ls /tmp/payload", "cp tool /tmp/t"),
+    },
+    "cmd.package_file": {
+        "fires": (
+            "sudo dpkg -i ./dist/tool_2.3_amd64.deb",
+            "rpm -Uvh tool-2.3.x86_64.rpm",
+            "apt install ./tool_2.3_amd64.deb",
+            "pacman -U tool-2.3-1-x86_64.pkg.tar.zst",
+            "dnf install ./tool-2.3.x86_64.rpm",
+            "installer -pkg Tool.pkg -target /",
+        ),
+        "quiet": (
+            "apt install ripgrep",
+            "dpkg -l",
+            "dpkg -I tool_2.3_amd64.deb",
+            "rpm -qi bash",
+            "pacman -Syu",
+            "dnf install python3-devel",
+        ),
     },
     "cmd.recon": {
         "fires": (

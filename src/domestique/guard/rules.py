@@ -905,6 +905,117 @@ def _rule_shell_escape(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             return
 
 
+def _rule_shell_subcommand(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``<tool> shell`` with no command after it: a tool's subcommand that opens a shell.
+
+    ``poetry shell``, ``pipenv shell``, ``ansible-test shell``, ``adb shell``: the session's
+    input is typed later and never judged. ``adb shell ls`` (a command given) is judged as usual.
+    """
+    positional = [w for w in inv.words[1:] if not w.text.startswith("-")]
+    if len(positional) == 1 and positional[0].text == "shell" and inv.words[1] is positional[0]:
+        yield Hit("cmd.interactive_shell", f"{inv.name} shell starts an interactive shell",
+                  inv.span, inv.render())  # fmt: skip
+
+
+# Full-screen file managers and serial terminals with a key that starts a shell (ranger S,
+# ncdu b, nnn !, mc Ctrl-O, lf !, vifm :!, minicom Ctrl-A, picocom/cu ~!): the keys typed later
+# are never seen. Editors and pagers (vim, less, man) are everyday tools and are left alone;
+# their shell escapes given as arguments are caught by _rule_shell_escape.
+_TUI_SHELL_KEY = frozenset(
+    {"ranger", "nnn", "lf", "mc", "vifm", "ncdu", "broot", "yazi", "minicom", "picocom", "tio",
+     "cu"}
+)  # fmt: skip
+
+
+def _rule_tui_shell_key(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A full-screen tool whose shell key opens a shell the guard never sees."""
+    yield Hit("cmd.interactive_shell", f"{inv.name} offers a key that starts a shell",
+              inv.span, inv.render())  # fmt: skip
+
+
+# Options that switch a document tool into a mode where its input may run shell commands.
+_TEX_ENGINES = frozenset(
+    {"tex", "latex", "pdflatex", "xelatex", "lualatex", "luatex", "pdftex", "xetex", "etex",
+     "mpost", "latexmk", "context", "lualatex-dev", "pdflatex-dev", "xelatex-dev", "uplatex",
+     "platex", "euptex", "eptex", "ptex", "uptex", "lilypond"}
+)  # fmt: skip
+_ROFF_TOOLS = frozenset(
+    {"groff", "troff", "gtroff", "nroff", "pic", "gpic", "eqn", "geqn", "grops", "refer",
+     "soelim", "tbl", "grog"}
+)  # fmt: skip
+_TEX_UNSAFE = re.compile(r"^--?(?:shell-escape|enable-write18)$")
+_GS_NAMES = frozenset({"gs", "gsc", "gswin64c", "gswin32c", "ghostscript", "ps2pdf", "ps2ps"})
+_UNSAFE_MODE_NAMES = _TEX_ENGINES | _ROFF_TOOLS | _GS_NAMES | {"dvips"}
+
+
+def _rule_unsafe_mode(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A document tool run in its unsafe mode, where the document may start commands.
+
+    ``dvips -R0``, ``groff``/``troff``/``pic -U``, TeX ``--shell-escape``/``--enable-write18``
+    and Ghostscript ``-dNOSAFER``: the input file (often fetched or generated) can then run any
+    shell command, which the guard never sees.
+    """
+    n = inv.name
+    for w in inv.words[1:]:
+        t = w.text
+        if t == "--":
+            break
+        unsafe = (
+            (n == "dvips" and t == "-R0")
+            or (n in _ROFF_TOOLS and t.startswith("-") and not t.startswith("--") and "U" in t)
+            or (n in _TEX_ENGINES and bool(_TEX_UNSAFE.match(t.split("=", 1)[0])))
+            or (n in _GS_NAMES and t in ("-dNOSAFER", "-dDELAYSAFER", "-dSAFER=false"))
+        )
+        if unsafe:
+            yield Hit("cmd.shell_escape", f"{n} {t}: its input may run shell commands", w.span,
+                      inv.render())  # fmt: skip
+            return
+
+
+# Installing a package file runs its maintainer scripts (preinst/postinst, %post) as root.
+_PACKAGE_FILE = re.compile(
+    r"\.(?:deb|udeb|rpm|ipk|apk|snap|pkg|mpkg|pkg\.tar(?:\.\w+)?|xbps|txz|tbz)$", re.I
+)
+_PKG_LOCAL_CLUSTER = {"dpkg": "i", "rpm": "iUF", "pacman": "U"}
+_PKG_LOCAL_LONG = frozenset({"--install", "--upgrade", "--freshen", "--unpack"})
+_PKG_INSTALL_VERBS = frozenset({"install", "add", "reinstall", "localinstall", "upgrade", "in"})
+_PKG_MANAGERS = frozenset(
+    {"apt", "apt-get", "aptitude", "dnf", "yum", "zypper", "opkg", "apk", "snap", "xbps-install",
+     "pkg", "gdebi", "installer", "pkgutil", "microdnf", "tdnf"}
+)  # fmt: skip
+_PACKAGE_NAMES = frozenset(_PKG_LOCAL_CLUSTER) | _PKG_MANAGERS
+
+
+def _rule_package_file(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A package file installed (``dpkg -i x.deb``, ``rpm -Uvh``, ``apt install ./x.deb``).
+
+    Its maintainer scripts run as root with no review; installs by name from the configured
+    repositories are left alone.
+    """
+    n = inv.name
+    judged = inv.render()
+    words = inv.words[1:]
+    if n in _PKG_LOCAL_CLUSTER:
+        letters = _PKG_LOCAL_CLUSTER[n]
+        for w in words:
+            t = w.text
+            if t in _PKG_LOCAL_LONG or (
+                t.startswith("-") and not t.startswith("--") and len(t) > 1 and t[1] in letters
+            ):
+                yield Hit("cmd.package_file", f"{n} {t} installs a package file", w.span, judged)
+                return
+        return
+    if n == "installer" and "-pkg" in (w.text for w in words):
+        yield Hit("cmd.package_file", "installer -pkg installs a package file", inv.span, judged)
+        return
+    if not any(w.text in _PKG_INSTALL_VERBS for w in words):
+        return
+    for w in words:
+        if _PACKAGE_FILE.search(w.text) and not w.text.startswith("-"):
+            yield Hit("cmd.package_file", f"{n} installs package file {w.text}", w.span, judged)
+            return
+
+
 _SUBST = re.compile(r"\$\([^()]*\)|`[^`]*`")
 _SHELL_ARG = re.compile(
     r"(?:^|[=!:'\"(\s,;{`%])(?:/usr)?(?:/local)?(?:/bin/)?(?:ba|da|z|k|c|tc|a|mk)?sh"
@@ -1452,6 +1563,10 @@ PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_writes, lambda inv, n: inv.redirects or n not in READ_ONLY or n == "find"),
     (_rule_commands, lambda inv, n: n in _COMMAND_NAMES or inv.env),
     (_rule_shell_escape, lambda inv, n: len(inv.words) > 1 or inv.env),
+    (_rule_shell_subcommand, lambda inv, n: len(inv.words) > 1 and n not in SHELLS),
+    (_rule_tui_shell_key, lambda inv, n: n in _TUI_SHELL_KEY),
+    (_rule_unsafe_mode, lambda inv, n: n in _UNSAFE_MODE_NAMES and len(inv.words) > 1),
+    (_rule_package_file, lambda inv, n: n in _PACKAGE_NAMES and len(inv.words) > 1),
     (_rule_recon, lambda inv, n: n in _RECON_NAMES_GATE or "/" in inv.words[0].text),
     (_rule_data, lambda inv, n: n in _DATA_NAMES or n.startswith("kafka-")),
     (_rule_container, lambda inv, n: n in _CONTAINER_NAMES),
