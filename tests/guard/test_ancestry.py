@@ -121,11 +121,19 @@ def test_env_markers_are_cited_and_flagged_when_alone() -> None:
 
 
 def test_subject_actor() -> None:
-    """A marker makes the actor an agent; nothing at all is a human."""
+    """A marker makes the actor an agent; a readable ancestry with no agent in it is a human."""
     assert identify_subject(pid=2**22 + 1, env={"GEMINI_CLI": "1"}).actor is Actor.AGENT
+    subject = identify_subject(pid=os.getpid(), env={})
+    if subject.agent is None:  # this test may itself run under an agent
+        assert subject.actor is Actor.HUMAN
+
+
+def test_unreadable_ancestry_fails_closed_to_agent() -> None:
+    """When no ancestor can be read (gone, or the lookup fails) the stricter actor, agent, holds."""
     subject = identify_subject(pid=2**22 + 1, env={})
-    assert subject.actor is Actor.HUMAN
+    assert subject.actor is Actor.AGENT
     assert subject.agent is None
+    assert any("ancestry unavailable" in m for m in subject.markers)
 
 
 @linux

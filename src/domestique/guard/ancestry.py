@@ -187,20 +187,25 @@ def identify_subject(pid: int | None = None, env: Mapping[str, str] | None = Non
     """User, host, ancestry of ``pid`` (default: our parent) and the agent identified.
 
     ``actor`` is ``agent`` when an agent shows in the ancestry or in the environment markers,
-    else ``human``. Never raises: a failed lookup yields an empty ancestry.
+    else ``human``. Never raises. A lookup that fails or finds no process at all yields the
+    actor ``agent``: the stricter one, since nothing shows that a person started the command.
     """
     environ = os.environ if env is None else env
+    lookup_failed = False
     try:
         ancestry = process_ancestry(pid)
-    except Exception:  # noqa: BLE001 - ancestry is evidence, its absence is not an error
-        ancestry = ()
+    except Exception:  # noqa: BLE001 - handled: an unknown starter is treated as an agent
+        ancestry, lookup_failed = (), True
+    lookup_failed = lookup_failed or not ancestry
     agent, markers = identify_agent(ancestry, environ)
+    if lookup_failed:
+        markers = (*markers, "ancestry unavailable: treated as an agent")
     user, host = current_user_and_host()
     session = next((environ[v] for v in _SESSION_VARS if environ.get(v)), None)
     return Subject(
         user=user,
         host=host,
-        actor=Actor.AGENT if agent else Actor.HUMAN,
+        actor=Actor.AGENT if agent or lookup_failed else Actor.HUMAN,
         agent=agent,
         session_id=session[:128] if session else None,
         ancestry=ancestry,

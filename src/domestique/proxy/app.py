@@ -332,39 +332,33 @@ class FirewallApp:
         path = raw_path.decode("latin-1").split("?", 1)[0]
         decision = classify(scope["method"], path, headers)
         if isinstance(decision, Refusal):
-            refusal_reasons = (Reason(decision.code, decision.message),)
-            record = await self._record(
-                action=Action.BLOCK,
-                reasons=refusal_reasons,
+            await self._block(
+                send,
+                Reason(decision.code, decision.message),
                 provider=decision.provider,
+                status=decision.status,
                 path=path,
                 route=None,
                 headers=headers,
                 t0=t0,
                 obj={},
             )
-            await _respond(send, decision.provider, decision.status, record.reasons, record.id)
             return
         route = decision
         body, problem = await _read_body(receive, self.config.limits.max_body)
         if problem is not None:
-            reasons: tuple[Reason, ...] = (
+            await self._block(
+                send,
                 Reason(problem, "request body incomplete or over the size limit"),
-            )
-            record = await self._record(
-                action=Action.BLOCK,
-                reasons=reasons,
                 provider=route.provider,
+                status=status_for([problem]),
                 path=path,
                 route=route,
                 headers=headers,
                 t0=t0,
                 obj={"bytes_in": len(body)},
+                answer=problem != "proxy.truncated_body",  # a client that left gets no answer
             )
-            if problem != "proxy.truncated_body":  # a client that left gets no answer
-                await _respond(
-                    send, route.provider, status_for([problem]), record.reasons, record.id
-                )
             return
         agent = identify_agent(headers.get("user-agent", ""))
         upstream_host = self._hosts.get(route.provider, "")
@@ -415,6 +409,34 @@ class FirewallApp:
             mapping=mapping,
             record=record,
         )
+
+    async def _block(
+        self,
+        send: Send,
+        reason: Reason,
+        *,
+        provider: Provider,
+        status: int,
+        path: str,
+        route: Route | None,
+        headers: Mapping[str, str],
+        t0: int,
+        obj: Mapping[str, JSONValue],
+        answer: bool = True,
+    ) -> None:
+        """Record a request stopped before judging (refused route, unreadable body); answer it."""
+        record = await self._record(
+            action=Action.BLOCK,
+            reasons=(reason,),
+            provider=provider,
+            path=path,
+            route=route,
+            headers=headers,
+            t0=t0,
+            obj=obj,
+        )
+        if answer:
+            await _respond(send, provider, status, record.reasons, record.id)
 
     def _inspect(
         self, route: Route, body: bytes, headers: Mapping[str, str], policy: ProxyPolicy
