@@ -141,3 +141,17 @@ def test_claude_code_at_mention_reads_credentials_without_a_tool(
         "claude-code", prompt_payload("claude-code", "explain @.env", repo), hook_env, repo
     )
     assert decision("claude-code", r, "prompt") == "deny"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: Cursor reportedly ignores 'ask' in Auto-review mode (second-hand report)",
+)
+def test_cursor_ask_is_enforced_in_auto_review(hook_env: dict[str, str], repo: Path) -> None:
+    """Escape: Domestique answers Cursor with ``ask`` for commands policy puts to the person
+    (here ``sudo``); in Auto-review mode Cursor is reported to run them without asking, while
+    ``deny`` is enforced. Closing it means answering Cursor's asks with deny."""
+    from hook_helpers import shell_payload
+
+    r = run_hook("cursor", shell_payload("cursor", "sudo apt-get update", repo), hook_env, repo)
+    assert decision("cursor", r) == "deny"
