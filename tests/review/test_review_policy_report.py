@@ -91,3 +91,17 @@ def test_report_and_export_exit_2_for_a_future_since(tmp_path: Path) -> None:
         assert done.returncode == 2, args
         assert "in the future" in done.stderr
         assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "code", ["proxy.unsupported_encoding", "proxy.unknown_route", "hook.malformed_input"]
+)
+def test_a_rule_that_allows_unreadable_input_is_refused_at_load(tmp_path: Path, code: str) -> None:
+    """The firewall and hooks stop on unreadable input whatever the policy says; a rule that
+    tries to allow it is an error with file:line:col, not a rule silently ignored."""
+    path = tmp_path / "policy.toml"
+    path.write_text(f'version = 1\n[[rules]]\nid = "x"\ncodes = ["{code}"]\naction = "allow"\n')
+    done = _run(["policy", "check", str(path)], tmp_path / "home")
+    assert done.returncode == 1
+    assert f"{path}:5:" in done.stderr
+    assert "could not judge" in done.stderr

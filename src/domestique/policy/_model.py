@@ -26,9 +26,30 @@ from domestique.records import (
 
 POLICY_VERSION = 1
 
-# Codes whose action can never drop below deny/block: the ones that mean "we could not judge".
+# Codes whose action can never drop below deny/block: the ones that mean "we could not judge"
+# (an unparsable body, an unknown route or event, a failed write) or "we cannot redact it".
+# The firewall and the hooks stop on them whatever the policy says; refusing them in a policy
+# file says so at load time instead of silently ignoring the rule.
 PROTECTED_PREFIXES: tuple[str, ...] = ("engine.",)
-PROTECTED_CODES: frozenset[str] = frozenset({"policy.invalid", "audit.write_failed"})
+PROTECTED_CODES: frozenset[str] = frozenset(
+    {
+        "policy.invalid",
+        "audit.write_failed",
+        "proxy.unknown_route",
+        "proxy.unsupported_encoding",
+        "proxy.malformed_body",
+        "proxy.truncated_body",
+        "proxy.nesting_too_deep",
+        "proxy.body_too_large",
+        "proxy.decompression_limit",
+        "proxy.secret_in_signed_part",
+        "proxy.secret_in_path",
+        "hook.malformed_input",
+        "hook.unknown_event",
+        "hook.unknown_host",
+        "hook.import_failed",
+    }
+)
 # The one allowed relaxation: a person at a terminal may be asked about an unparsable command.
 HUMAN_ASK_CODE = "engine.parse_error"
 
@@ -36,7 +57,7 @@ MATCH_FIELDS: tuple[str, ...] = ("components", "actors", "agents", "tools", "hos
 
 
 def is_protected(code: str) -> bool:
-    """True for codes that always stop (engine.*, policy.invalid, audit.write_failed)."""
+    """True for codes that always stop (engine.*, :data:`PROTECTED_CODES`)."""
     return code in PROTECTED_CODES or code.startswith(PROTECTED_PREFIXES)
 
 

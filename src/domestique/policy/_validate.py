@@ -319,7 +319,8 @@ class LayerValidator:
         path: KeyPath,
         rep: _Reporter,
     ) -> None:
-        """engine.*, policy.invalid and audit.write_failed cannot be set below deny/block."""
+        """Protected codes (engine.*, policy.invalid, audit.write_failed, unreadable input)
+        cannot be set below deny/block."""
         if action.severity >= Action.DENY.severity:
             return
         human_only = fields.get("actors") == [Actor.HUMAN.value]
@@ -333,8 +334,8 @@ class LayerValidator:
                     continue
                 rep.value(
                     path,
-                    f"rule {rule_id!r} cannot set {action.value!r} for {code}: engine.*, "
-                    "policy.invalid and audit.write_failed always deny/block "
+                    f"rule {rule_id!r} cannot set {action.value!r} for {code}: codes that "
+                    "mean Domestique could not judge the input always deny/block "
                     "(engine.parse_error may be 'ask' with actors = [\"human\"] only)",
                 )
                 return
