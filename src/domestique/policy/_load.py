@@ -52,6 +52,10 @@ _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _REGISTRY_FILES = (
     _PACKAGE_DIR / "reason_codes.py",
     *(_PACKAGE_DIR / sub / "codes.py" for sub in ("detect", "guard", "proxy", "hooks")),
+    # The validator and model decide what a valid policy is: a change there (an upgrade in an
+    # editable install) must not be served a policy cached under the old rules.
+    _PACKAGE_DIR / "policy" / "_validate.py",
+    _PACKAGE_DIR / "policy" / "_model.py",
 )
 
 _DETECT_RULES_DIR = _PACKAGE_DIR / "detect" / "rules"
