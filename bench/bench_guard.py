@@ -4,7 +4,9 @@
 
 1. In-process decision latency (``judge_command`` with the built-in policy, actor agent) over the
    benign sets of ``eval_commands.py`` (tldr-pages developer tools, NL2Bash, dcg allow cases):
-   p50/p90/p99/max, for all commands, for the fast path and for the full parser path.
+   p50/p90/p99/max, for all commands, for the fast path and for the full path, the latter split
+   by how the line was read (the plain-line lexer or the tree-sitter parser; decided outside
+   the timed call).
 2. ``git status`` in-process (fast path) and ``identify_subject()`` (ancestry walk).
 3. A fresh process: ``python -c pass`` vs ``import domestique.guard`` + judge ``git status``
    (median wall time over ``--runs``), and the modules that import pulls in.
@@ -28,6 +30,7 @@ os.environ.setdefault("DOMESTIQUE_HOME", tempfile.mkdtemp(prefix="dq-bench-"))
 
 from domestique.detect import default_scanner
 from domestique.guard import identify_subject, judge_command
+from domestique.guard.unfold import simple_commands
 from domestique.policy import load_policy
 from domestique.records import Actor
 
@@ -76,12 +79,15 @@ def main() -> int:
     for c in commands[:500]:  # warm: grammar loaded, regexes compiled, policy cache filled
         judge_command(c, policy=policy, actor=Actor.AGENT, cwd=cwd, scanner=scanner)
 
+    lexed = {c for c in commands if simple_commands(c) is not None}
     best: dict[str, list[float]] | None = None
     for _ in range(args.rounds):
         all_us: list[float] = []
         cpu_us: list[float] = []
         fast_us: list[float] = []
         full_us: list[float] = []
+        lexer_us: list[float] = []
+        parser_us: list[float] = []
         for c in commands:
             c0 = time.thread_time_ns()
             t0 = time.perf_counter_ns()
@@ -90,8 +96,17 @@ def main() -> int:
             cpu_us.append((time.thread_time_ns() - c0) / 1000)
             all_us.append(us)
             (fast_us if j.fast else full_us).append(us)
+            if not j.fast:
+                (lexer_us if c in lexed else parser_us).append(us)
         if best is None or statistics.median(all_us) < statistics.median(best["all"]):
-            best = {"all": all_us, "cpu": cpu_us, "fast": fast_us, "full": full_us}
+            best = {
+                "all": all_us,
+                "cpu": cpu_us,
+                "fast": fast_us,
+                "full": full_us,
+                "lexer": lexer_us,
+                "parser": parser_us,
+            }
     assert best is not None
     print(f"benign corpus: {len(commands)} commands, best of {args.rounds} passes")
     print(_row("all decisions", best["all"]))
@@ -99,7 +114,9 @@ def main() -> int:
     # the core (the wall figures above include time spent descheduled).
     print(_row("all decisions (thread CPU)", best["cpu"]))
     print(_row("fast path", best["fast"]))
-    print(_row("full parser path", best["full"]))
+    print(_row("full path", best["full"]))
+    print(_row("  plain-line lexer", best["lexer"]))
+    print(_row("  tree-sitter parser", best["parser"]))
 
     gs: list[float] = []
     for _ in range(20000):

@@ -13,11 +13,23 @@ Sets (each folder's README in the corpora says where it comes from and its licen
 - atomic-deny / atomic-other: Atomic Red Team linux/macos sh/bash tests with defaults substituted;
   ``deny`` = techniques a guard should stop (exec, obfuscation, credential access, persistence,
   defence evasion, destruction, exfiltration), ``other`` = discovery and the rest (reported only).
-- tldr-dev / nl2bash: everyday developer commands (benign-leaning; both contain some dangerous
-  lines, so a block there is reviewed, not assumed false).
+- tldr-dev / nl2bash-dev: everyday developer commands (benign-leaning; both contain some
+  dangerous lines, so a block there is reviewed, not assumed false). nl2bash-dev is the benign
+  sample the issue asks for, chosen by a rule over the command text alone (never by the guard's
+  verdict): the line parses, and its first word (after ``VAR=value`` assignments) is one of the
+  everyday developer tools in TLDR_TOOLS, as written (no path, quote or variable). ``nl2bash`` is
+  the whole corpus (shell trivia, prompts, sysadmin one-liners), reported next to it.
 
 Decisions use the built-in policy for an agent. "stopped" = ask or deny; the two are reported
 apart. Nothing runs: commands are only judged.
+
+Reviewed figures: bench/reviewed_commands.toml holds a hand review of every remaining miss of the
+dangerous sets and every deny of the benign sets dcg-allow, tldr-dev and nl2bash-dev (keyed by
+the first 16 hex digits of the command's sha256). Benign "false blocks (reviewed)" counts the
+denies not reviewed as dangerous-as-written, once with the unjudgeable ones (generated code piped
+into a shell, commands from variables, text that is not shell) and once without them; a deny
+missing from the file counts as a false block. A dangerous-set miss missing from the file is
+listed with a warning.
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from __future__ import annotations
 import argparse
 import collections
 import glob
+import hashlib
 import json
 import os
 import re
@@ -51,8 +64,12 @@ DANGEROUS = (
     "slp-malicious",
     "atomic-deny",
 )
-BENIGN = ("dcg-allow", "tldr-dev", "nl2bash")
+BENIGN = ("dcg-allow", "tldr-dev", "nl2bash-dev", "nl2bash")
 INFO = ("gtfobins-command", "gtfobins-download", "atomic-other")
+REVIEWED_BENIGN = ("dcg-allow", "tldr-dev", "nl2bash-dev")
+REVIEWED_FILE = Path(__file__).with_name("reviewed_commands.toml")
+BENIGN_VERDICTS = ("dangerous-as-written", "unjudgeable", "false-block")
+MISS_VERDICT = "miss-accepted"
 
 # Atomic technique prefixes a command guard should stop.
 ATOMIC_DENY = (
@@ -207,6 +224,25 @@ def _nl2bash(root: Path) -> Iterator[tuple[str, str]]:
     ):
         if line.strip():
             yield "nl2bash", line
+            if developer_line(line):
+                yield "nl2bash-dev", line
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+
+
+def developer_line(command: str) -> bool:
+    """The benign-sample rule: the line parses and starts with an everyday developer tool.
+
+    Only the command text decides (the first word after ``VAR=value`` assignments, as written, must
+    be in TLDR_TOOLS; the parser must read the line without error); the guard's rules never do.
+    """
+    from domestique.guard.unfold import unfold_command
+
+    words = [w for w in command.split() if not _ASSIGNMENT.match(w)]
+    if not words or words[0] not in TLDR_TOOLS:
+        return False
+    return unfold_command(command).parse_ok
 
 
 # ---------------------------------------------------------------- the agent-relevant subset
@@ -285,6 +321,95 @@ def agent_relevant(command: str) -> bool:
     return False
 
 
+def command_sha(command: str) -> str:
+    """The key of a command in the reviewed file: sha256 of its UTF-8 text, first 16 hex."""
+    return hashlib.sha256(command.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def load_reviewed(path: Path) -> dict[tuple[str, str], str]:
+    """(set, sha) -> verdict. Entries with a verdict that does not fit their set are dropped
+    (with a warning), so they count as not reviewed."""
+    if not path.is_file():
+        print(f"WARNING: {path} not found: nothing counts as reviewed", file=sys.stderr)
+        return {}
+    out: dict[tuple[str, str], str] = {}
+    for entry in tomllib.loads(path.read_text()).get("entry", []):
+        label, sha, verdict = entry.get("set"), entry.get("sha"), entry.get("verdict")
+        allowed = (MISS_VERDICT,) if label in DANGEROUS else BENIGN_VERDICTS
+        if (
+            label not in (*DANGEROUS, *REVIEWED_BENIGN)
+            or not isinstance(sha, str)
+            or not re.fullmatch(r"[0-9a-f]{16}", sha)
+            or verdict not in allowed
+            or not entry.get("reason")
+        ):
+            print(f"WARNING: {path.name}: entry ignored: {entry!r}", file=sys.stderr)
+            continue
+        out[(label, sha)] = verdict
+    return out
+
+
+def report_reviewed(
+    path: Path,
+    reviewed: dict[tuple[str, str], str],
+    *,
+    stats: dict[str, collections.Counter[str]],
+    misses: dict[str, list[str]],
+    denied: dict[str, list[str]],
+    out: dict[str, dict[str, object]],
+) -> None:
+    """Print (and add to ``out``) the figures that rest on the hand review."""
+    print(f"\nbenign sets, denies reviewed ({path.name}; unreviewed = false block)")
+    print(f"{'set':24} {'denied':>6} {'dang.':>6} {'unjdg':>6} {'false':>6} {'unrev':>6}  "
+          "false blocks (reviewed)")  # fmt: skip
+    matched: set[tuple[str, str]] = set()
+    unreviewed_denies: list[str] = []
+    for label in REVIEWED_BENIGN:
+        verdicts: collections.Counter[str] = collections.Counter()
+        for command in denied[label]:
+            key = (label, command_sha(command))
+            verdicts[reviewed.get(key, "unreviewed")] += 1
+            matched.add(key)
+            if key not in reviewed:
+                unreviewed_denies.append(f"{label} {key[1]}  {command!r:.120}")
+        n = stats[label]["n"] or 1
+        with_unjudgeable = len(denied[label]) - verdicts["dangerous-as-written"]
+        without = verdicts["false-block"] + verdicts["unreviewed"]
+        counts = " ".join(f"{verdicts[v]:6}" for v in (*BENIGN_VERDICTS, "unreviewed"))
+        print(f"{label:24} {len(denied[label]):6} {counts}  "
+              f"incl. unjudgeable {with_unjudgeable / n:.4f}   "
+              f"excl. unjudgeable {without / n:.4f}")  # fmt: skip
+        out[label]["reviewed"] = {
+            "verdicts": dict(verdicts),
+            "false_blocks_incl_unjudgeable": round(with_unjudgeable / n, 4),
+            "false_blocks_excl_unjudgeable": round(without / n, 4),
+        }
+    if unreviewed_denies:
+        print(f"{len(unreviewed_denies)} denies not in {path.name} (counted as false blocks):")
+        for line in unreviewed_denies:
+            print(f"    {line}")
+    print("\ndangerous sets, misses reviewed (each must be listed as miss-accepted)")
+    unlisted: dict[str, list[str]] = {}
+    for label in DANGEROUS:
+        keys = [(label, command_sha(m)) for m in misses[label]]
+        matched.update(keys)
+        unlisted[label] = [m for m, k in zip(misses[label], keys, strict=True) if k not in reviewed]
+        accepted = len(keys) - len(unlisted[label])
+        print(f"{label:24} {len(keys):6} misses  {accepted:6} accepted  "
+              f"{len(unlisted[label]):6} not reviewed")  # fmt: skip
+        out[label]["reviewed"] = {"accepted": accepted, "not_reviewed": len(unlisted[label])}
+    for label, items in unlisted.items():
+        if items:
+            print(f"WARNING: {label}: {len(items)} misses not in {path.name}:")
+            for m in items:
+                print(f"    {command_sha(m)}  {m!r:.140}")
+    stale = sorted(set(reviewed) - matched)
+    if stale:
+        print(f"note: {len(stale)} reviewed entries match no current miss or deny (fixed since?):")
+        for label, sha in stale:
+            print(f"    {label} {sha}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
@@ -292,6 +417,7 @@ def main() -> int:
     )
     ap.add_argument("--show-misses", type=int, default=15)
     ap.add_argument("--json", type=Path, help="write per-set figures and every miss here")
+    ap.add_argument("--reviewed", type=Path, default=REVIEWED_FILE, help="the hand review")
     args = ap.parse_args()
     root: Path = args.corpora
     if not root.is_dir():
@@ -307,6 +433,7 @@ def main() -> int:
     invalid: collections.Counter[str] = collections.Counter()  # lines that are not valid shell
     relevant: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     blocks: dict[str, list[str]] = collections.defaultdict(list)
+    denied_cmds: dict[str, list[str]] = collections.defaultdict(list)  # commands of ``blocks``
     t0 = time.perf_counter()
     cwd = tempfile.mkdtemp(prefix="dq-eval-cwd-")  # no scripts there: nothing is read
     for label, command in items:
@@ -327,10 +454,11 @@ def main() -> int:
                 misses[label].append(command)
         elif action == "deny":
             blocks[label].append(f"{','.join(sorted(set(j.verdict.codes)))}\t{command}")
+            denied_cmds[label].append(command)
         if label in BENIGN and "engine.parse_error" in j.verdict.codes:
             invalid[label] += 1
     elapsed = time.perf_counter() - t0
-    out = {}
+    out: dict[str, dict[str, object]] = {}
     print(f"{'set':24} {'n':>6} {'deny':>6} {'ask':>6} {'allow':>6}  rate")
     for group, kind in ((DANGEROUS, "recall"), (INFO, "stopped"), (BENIGN, "denied")):
         for label in group:
@@ -366,6 +494,14 @@ def main() -> int:
         rate = r["stopped"] / (r["n"] or 1)
         print(f"{label:24} {r['n']:6} of {stats[label]['n']:6}  recall {rate:.3f}")
         out[label]["agent_relevant"] = {"n": r["n"], "recall": round(rate, 4)}
+    report_reviewed(
+        args.reviewed,
+        load_reviewed(args.reviewed),
+        stats=stats,
+        misses=misses,
+        denied=denied_cmds,
+        out=out,
+    )
     print(f"\n{len(seen)} commands judged in {elapsed:.1f} s")
     for label in (*DANGEROUS, *INFO):
         if misses[label] and args.show_misses:

@@ -4,9 +4,11 @@
 
 For each corpus in ``../shared/corpora`` (read each README for its labels):
 
-* recall on positives: the share of positive items with at least one ``secret.*`` finding
-  (TruffleHog also: the share whose expected secret, where it is a substring of the input,
-  lies inside a finding's span);
+* recall on positives: the share of positive items with at least one ``secret.*`` or
+  ``infra.*`` finding (the corpora label cloud account ids, ARNs, bucket hosts, OAuth client ids
+  as positives; Domestique reports them as infrastructure identifiers, allowed by default), and
+  next to it the ``secret.*``-only recall (TruffleHog also: the share whose expected secret,
+  where it is a substring of the input, lies inside a finding's span);
 * where the labels allow it (detect-secrets keyword cases, SEDATED), the share of negatives
   flagged: per-rule "negatives" of gitleaks / Nosey Parker / TruffleHog often still hold a
   secret of another kind, so no false-positive figure is computed for them;
@@ -18,7 +20,8 @@ the normalised rule family / detector name, even first byte = "tune"): the tune 
 at item by item, the held half never was, and both halves are reported.
 
 False positives on real code nobody here wrote: ``secret.*`` findings per MB over the Python
-standard library's own source (test directories excluded); ``pii.*`` reported separately
+standard library's own source (test directories excluded); ``infra.*`` and ``pii.*`` reported
+separately
 (the stdlib's author e-mail addresses are real e-mail addresses, not false positives).
 
 The same items are run through detect-secrets (its in-process API, default plugins) for a
@@ -133,12 +136,25 @@ def is_secret(code: str) -> bool:
     return code.startswith("secret.")
 
 
+def is_hit(code: str) -> bool:
+    """A finding that counts for recall: a secret or an infrastructure identifier."""
+    return code.startswith(("secret.", "infra."))
+
+
 def recall(items: Iterable[str], detect: Detector) -> tuple[int, int]:
-    hit = total = 0
+    hit, _, total = recall2(items, detect)
+    return hit, total
+
+
+def recall2(items: Iterable[str], detect: Detector) -> tuple[int, int, int]:
+    """(items with a secret or infra finding, items with a secret finding, items)."""
+    hit = secret_hit = total = 0
     for text in items:
         total += 1
-        hit += any(is_secret(c) for _, _, c in detect(text))
-    return hit, total
+        codes = [c for _, _, c in detect(text)]
+        hit += any(is_hit(c) for c in codes)
+        secret_hit += any(is_secret(c) for c in codes)
+    return hit, secret_hit, total
 
 
 def eval_simple(
@@ -146,11 +162,12 @@ def eval_simple(
 ) -> dict[str, object]:
     rows = read_jsonl(path)
     pos = [str(r[text_key]) for r in rows if r["label"] == "positive"]
-    hit, total = recall(pos, detect)
+    hit, secret_hit, total = recall2(pos, detect)
     out: dict[str, object] = {
         "positives": total,
         "found": hit,
         "recall": round(hit / total, 4) if total else None,
+        "recall_secret_only": round(secret_hit / total, 4) if total else None,
     }
     if split:
         out.update(split_recall(rows, lambda r: str(r["rule_id"]).split(".")[1], detect))
@@ -163,7 +180,7 @@ def eval_trufflehog(path: Path, detect: Detector) -> dict[str, object]:
     hit = span_ok = span_total = 0
     for r in pos:
         text = str(r["text"])
-        found = [(s, e) for s, e, c in detect(text) if is_secret(c)]
+        found = [(s, e) for s, e, c in detect(text) if is_hit(c)]
         hit += bool(found)
         expected = [str(x) for x in r.get("expected", []) or []]  # type: ignore[union-attr]
         if expected and all(x in text for x in expected):
@@ -213,7 +230,7 @@ def eval_leaky(folder: Path, detect: Detector) -> dict[str, object]:
         text = stored.read_text(encoding="utf-8", errors="replace")
         risk = int(row.get("num_risk_lines", 0) or 0)
         info = int(row.get("num_informative_lines", 0) or 0)
-        lines = {text.count("\n", 0, s) for s, _, c in detect(text) if is_secret(c)}
+        lines = {text.count("\n", 0, s) for s, _, c in detect(text) if is_hit(c)}
         risk_total += risk
         flagged_total += len(lines)
         found_capped += min(len(lines), risk)
@@ -253,6 +270,7 @@ def eval_stdlib(detect: Detector, show: int = 0) -> dict[str, object]:
                 examples.append(f"{p.name}: {c}: {text[max(0, s - 30) : e + 10]!r}")
     mb = total_bytes / 1e6
     secret = sum(n for c, n in codes.items() if is_secret(c))
+    infra = sum(n for c, n in codes.items() if c.startswith("infra."))
     pii = sum(n for c, n in codes.items() if c.startswith("pii."))
     for ex in examples:
         print("  ", ex, file=sys.stderr)
@@ -261,6 +279,8 @@ def eval_stdlib(detect: Detector, show: int = 0) -> dict[str, object]:
         "seconds": round(time.perf_counter() - t0, 2),
         "secret_findings": secret,
         "secret_per_mb": round(secret / mb, 3),
+        "infra_findings": infra,
+        "infra_per_mb": round(infra / mb, 3),
         "pii_findings": pii,
         "pii_per_mb": round(pii / mb, 3),
         "by_code": dict(codes.most_common()),

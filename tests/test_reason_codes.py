@@ -24,7 +24,9 @@ FILE_SUFFIXES = {
     "lock",
     "csv",
 }
-CODE_SHAPE = re.compile(r"^(engine|policy|audit|secret|pii|records|cmd|proxy|hook)\.[a-z0-9_.]+$")
+CODE_SHAPE = re.compile(
+    r"^(engine|policy|audit|secret|infra|pii|records|cmd|proxy|hook)\.[a-z0-9_.]+$"
+)
 
 
 def test_docs_page_matches_registry() -> None:

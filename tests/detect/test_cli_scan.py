@@ -120,3 +120,31 @@ def test_damaged_records_is_exit_two(home: Path) -> None:
     r = run(home, "--json", "-", stdin="hello")
     assert r.returncode == 2
     assert json.loads(r.stdout)["findings"][0]["code"] == "engine.detector_error"
+
+
+def test_identifiers_the_policy_allows_are_reported_only_with_all(home: Path) -> None:
+    """The builtin policy lets infra.* identifiers leave: scan exits 0 on an ARN unless --all."""
+    text = 'role = "arn:aws:iam::493820175523:role/deploy-prod"\n'
+    quiet = run(home, "--json", "-", stdin=text)
+    assert quiet.returncode == 0, quiet.stderr
+    assert json.loads(quiet.stdout) == {"findings": []}
+    every = run(home, "--json", "--all", "-", stdin=text)
+    assert every.returncode == 1
+    codes = [f["code"] for f in json.loads(every.stdout)["findings"]]
+    assert codes
+    assert all(c.startswith("infra.") for c in codes)
+
+
+def test_user_policy_applies_without_flag_and_a_broken_one_exits_two(home: Path) -> None:
+    """The user's policy in DOMESTIQUE_HOME filters findings; a typo in it is exit 2, not 0."""
+    text = "write to ada.lovelace@analytical-engines.co.uk\n"
+    user = home / "policy.toml"
+    user.write_text(
+        'version = 1\n[[rules]]\nid = "let-emails-through"\ncodes = ["pii.email"]\n'
+        'action = "allow"\ncomponents = ["proxy"]\n'
+    )
+    assert run(home, "--json", "-", stdin=text).returncode == 0
+    user.write_text("version = 1\n[[rules]]\nid = 'x'\ncodes = ['pii.*']\naction = 'alow'\n")
+    broken = run(home, "--json", "-", stdin=text)
+    assert broken.returncode == 2
+    assert "policy.toml" in broken.stderr

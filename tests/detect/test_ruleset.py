@@ -33,10 +33,10 @@ def test_rule_ignores_each_counter_example(rule: Rule, scanner: Scanner) -> None
 
 
 def test_rule_ids_are_unique_dotted_codes() -> None:
-    """Rule ids are reason codes: unique, dotted, in the secret.* or pii.* families."""
+    """Rule ids are reason codes: unique, dotted, in the secret.*, pii.* or infra.* families."""
     ids = [r.id for r in RULES]
     assert len(ids) == len(set(ids))
-    assert all(i.split(".", 1)[0] in ("secret", "pii") for i in ids)
+    assert all(i.split(".", 1)[0] in ("secret", "pii", "infra") for i in ids)
 
 
 def test_coverage_of_the_required_families() -> None:

@@ -141,3 +141,40 @@ def test_validators_never_raise(value: str) -> None:
     """A validator fails a malformed value; it never raises."""
     for check in v.VALIDATORS.values():
         assert isinstance(check(value), bool)
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("secret", True),
+        ("open_sesame", True),
+        ("Rrhh1234", True),
+        ("7`D'}/vYR)T;W\\5]EB$%r", True),
+        ("$Password", False),
+        ("%nothing%", False),
+        ("${DB_PASSWORD}", False),
+        ("<password>", False),
+        ("***", False),
+        ("SOME_PASSWORD", False),
+        ("password", False),
+        ("os.environ['PW']", False),
+        ("%s", False),
+    ],
+)
+def test_credential_literal(value: str, want: bool) -> None:
+    """In a structure that proves a credential, words count; references and templates do not."""
+    assert v.credential_literal(value) is want
+
+
+@pytest.mark.parametrize(
+    ("value", "want"),
+    [
+        ("open_sesame", True),
+        ("self.password", False),
+        ("getpass.getpass()", False),
+        ("x[0]", False),
+    ],
+)
+def test_not_code(value: str, want: bool) -> None:
+    """A dotted name, a call or a subscript is code referring to a value, not the value."""
+    assert v.not_code(value) is want

@@ -103,6 +103,17 @@ def test_shipped_builtin_policy_is_valid_and_sensible(tmp_path: Path) -> None:
     assert policy.decide([], GUARD).action is Action.ALLOW
 
 
+def test_infra_identifiers_are_allowed_in_every_component(tmp_path: Path) -> None:
+    """infra.* (ARNs, bucket hosts) is allowed by default, not denied by unmatched = deny."""
+    policy = load_policy(home=tmp_path, system_file=None, use_cache=False)
+    for component in Component:
+        ctx = DecisionContext(component)
+        assert policy.action_for("infra.aws_arn", ctx) is Action.ALLOW, component
+        verdict = policy.decide([Reason("infra.aws_arn", "an ARN")], ctx)
+        assert verdict.action is Action.ALLOW
+        assert [r.code for r in verdict.reasons] == ["infra.aws_arn"]
+
+
 # --- every error names file:line:col -----------------------------------------------------
 
 ERROR_CASES = [

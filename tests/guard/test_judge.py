@@ -174,3 +174,17 @@ def test_surrogate_bytes_never_raise(raw: bytes, policy: EffectivePolicy) -> Non
     command = raw.decode("utf-8", "surrogateescape")
     j = judge_command(command, policy=policy, scanner=TokenScanner())
     assert j.action in (Action.ALLOW, Action.ASK, Action.DENY)
+
+
+def test_infra_identifier_in_a_network_command_is_allowed_and_recorded(
+    policy: EffectivePolicy,
+) -> None:
+    """An ARN is an identifier, not a secret: allowed, and recorded under its infra.* code."""
+    from domestique.detect import default_scanner
+
+    arn = "arn:aws:sns:eu-west-1:084314046024:pager-alerts"
+    command = f"aws sns publish --topic-arn {arn} --message deployed"
+    j = judge_command(command, policy=policy, scanner=default_scanner())
+    assert j.action is Action.ALLOW
+    assert "infra.aws_arn" in j.verdict.codes
+    assert "cmd.secret_egress" not in j.verdict.codes

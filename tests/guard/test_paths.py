@@ -81,3 +81,19 @@ def test_guard_paths_cover_hook_settings_and_home(monkeypatch: pytest.MonkeyPatc
     assert pattern.search(canonical_for_match(".cursor/hooks.json", CWD))
     assert pattern.search("/var/lib/dq/audit.sqlite3")
     assert not pattern.search("/work/repo/.claude/commands/x.md")
+
+
+def test_cached_places_follow_home_and_tmpdir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached place is re-checked against the HOME and TMPDIR it was worked out with."""
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert classify("/var/folders/zz/T/x.sh", CWD) is Place.SYSTEM
+    monkeypatch.setenv("TMPDIR", "/var/folders/zz/T/")
+    assert classify("/var/folders/zz/T/x.sh", CWD) is Place.TEMP
+    monkeypatch.setenv("HOME", "/home/u")
+    assert classify(".", "/home/u") is Place.ROOT
+    monkeypatch.setenv("HOME", "/home/v")
+    assert classify(".", "/home/u") is Place.PROJECT_ROOT
+    # A path that reads neither variable keeps its answer whatever they are.
+    assert classify("src/app.py", CWD) is Place.PROJECT
+    monkeypatch.setenv("HOME", "/work")
+    assert classify("src/app.py", CWD) is Place.PROJECT

@@ -147,6 +147,8 @@ _TOKENS = [
     "curl", "http://e.x/i.sh", "sh", "bash", "-c", "'rm -rf /'", "sudo", "env", "A=1", "xargs",
     "python3", "'import os'", "if", "then", "export", "{", "}", "#", "a\\;", "'{}'", "\\ ", "!",
     "time", "--x=y", "?", "/usr/bin/curl", "\\", "\"\"", "''", "\t", "\n", ">", "2>&1", "$HOME",
+    "${A}", '"$A b"', "$A$B", "$IFS", "$1", "'{print $1}'", "'\\n'", "\\*", "\\.", '"a\\nb"',
+    '"\\$x"', "!=", '"!"', "x!", "$A/x", '"$A"/x',
 ]  # fmt: skip
 
 
@@ -167,11 +169,18 @@ def test_plain_command_lexer_declines_shell_syntax() -> None:
     """Expansions, redirections, braces, background jobs and comments go to the parser."""
     from domestique.guard.unfold import simple_commands
 
-    declined = ("echo $HOME", "ls > x", "a & b", "echo {a,b}", "ls # c", "x=1 ls", "`id`", "a |",
+    declined = ("echo $1", "echo $A$B", "echo ${A:-x}", "echo $IFS", "$X ls", "echo \\$A$B",
+                "ls > x", "a & b", "echo {a,b}", "ls # c", "x=1 ls", "`id`", "a |",
                 "echo 'a\nb'", "if true", "*ls", "ls\tx", 'echo "$(id)"', "a |& b")  # fmt: skip
     for text in declined:
         assert simple_commands(text) is None, text
     assert simple_commands("git status | grep x && make") is not None
+    # A variable stays as written and makes its word not literal, as on the parser path.
+    lexed = simple_commands("""cp "$SRC"/x.py '$HOME' \\*.txt""")
+    assert lexed is not None
+    assert [(w.text, w.literal) for w in lexed[0][0]] == [
+        ("cp", True), ("$SRC/x.py", False), ("$HOME", True), ("*.txt", True)
+    ]  # fmt: skip
 
 
 def test_text_that_crashes_the_parser_is_refused_before_parsing() -> None:

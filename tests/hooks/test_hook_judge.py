@@ -58,6 +58,21 @@ def test_plain_prompt_passes(host: str, hook_env: dict[str, str], repo: Path) ->
     assert decision(host, r, "prompt") == "allow"
 
 
+def test_prompt_with_an_infra_identifier_is_allowed_and_recorded(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """An ARN is no secret: the prompt passes, and the record names infra.aws_arn."""
+    arn = "arn:aws:iam::298941966085:role/deploy-ci"
+    r = run_hook(
+        "codex", prompt_payload("codex", f"why can {arn} not deploy?", repo), hook_env, repo
+    )
+    assert r.code == 0, r
+    assert decision("codex", r, "prompt") == "allow"
+    recs = _records(Path(hook_env["DOMESTIQUE_HOME"]))
+    assert recs[-1]["action"] == "allow"
+    assert "infra.aws_arn" in [x["code"] for x in recs[-1]["reasons"]]
+
+
 @pytest.mark.parametrize("host", [h for h in HOSTS if h != "codex"])
 def test_credential_file_read_follows_policy(
     host: str, hook_env: dict[str, str], repo: Path

@@ -421,3 +421,71 @@ def test_scan_cache_answers_only_for_the_scanner_that_filled_it() -> None:
     assert ins.action is Action.REDACT
     assert ins.body is not None
     assert b"hunter2-hunter2" not in ins.body
+
+
+def _real(body: dict[str, Any], path: str = "/v1/messages") -> Inspection:
+    """The real detection engine and the built-in policy, bound to the firewall."""
+    from domestique.detect import default_scanner
+    from domestique.policy import DecisionContext, load_policy
+    from domestique.records import Component
+
+    pol = load_policy()
+    assert pol.valid, pol.errors
+    ctx = DecisionContext(component=Component.PROXY)
+
+    class Bound:
+        def action_for(self, code: str) -> Action:
+            return pol.action_for(code, ctx)
+
+        def decide(self, reasons: Any) -> Any:
+            return pol.decide(reasons, ctx)
+
+    return inspect_request(
+        _route(path),
+        json.dumps(body).encode(),
+        content_encoding="",
+        scanner=default_scanner(),
+        policy=Bound(),
+        maker=PlaceholderMaker(KEY),
+        fingerprinter=Fingerprinter(KEY),
+    )
+
+
+ARN = "arn:aws:iam::298941966085:role/deploy-ci"
+
+
+def test_infra_identifier_is_forwarded_unchanged_and_recorded() -> None:
+    """Under the built-in policy an ARN passes as it is and is named in the reasons."""
+    ins = _real(_anthropic(f"why can {ARN} not assume the role?"))
+    assert ins.action is Action.ALLOW
+    assert ins.body is not None
+    assert ARN.encode() in ins.body
+    assert not ins.mapping
+    assert "infra.aws_arn" in [r.code for r in ins.reasons]
+
+
+def test_infra_identifier_next_to_a_secret_only_the_secret_is_redacted() -> None:
+    """A secret in the same request is redacted; the ARN beside it stays."""
+    ins = _real(_anthropic(f"{ARN} and password = 'Tr0ub4dor-3x-Qm7'"))
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert ARN.encode() in ins.body
+    assert b"Tr0ub4dor-3x-Qm7" not in ins.body
+
+
+def test_infra_identifier_in_signed_thinking_is_not_a_block() -> None:
+    """An allowed identifier needs no redaction, so a signed part holding one is no block."""
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": f"use {ARN}", "signature": "s"}],
+            },
+            {"role": "user", "content": "go on"},
+        ],
+    }
+    ins = _real(body)
+    assert ins.action is Action.ALLOW
+    assert [r.code for r in ins.reasons] == ["infra.aws_arn"]

@@ -1,6 +1,10 @@
 """``domestique scan``: find secrets, personal data, known values and customer records in text.
 
-    domestique scan [--json | --jsonl] [--policy FILE] [PATH | -]
+    domestique scan [--json | --jsonl] [--policy FILE] [--all] [PATH | -]
+
+Findings the effective policy allows for the firewall (builtin, system, user and ``--policy``
+layers; by default the ``infra.*`` identifiers: ARNs, account ids, bucket names) are not
+reported unless ``--all`` is given, so exit 1 means "something here would not leave as is".
 
 Exit 0: nothing found; 1: findings; 2: error. An error never looks like "nothing found": an
 unreadable input, an invalid policy, a bad ``--jsonl`` line or a detector crash all exit 2.
@@ -40,7 +44,12 @@ def _parser() -> Parser:
     p.add_argument(
         "--policy",
         type=Path,
-        help="policy file: findings the policy allows (for the firewall) are not reported",
+        help="policy file layered over the builtin, system and user policies",
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="report every finding, also those the policy allows (e.g. infra.* identifiers)",
     )
     p.add_argument("path", nargs="?", default="-", help="file to scan, or - for stdin")
     return p
@@ -134,7 +143,7 @@ def run(argv: list[str]) -> int:
         from domestique.detect import default_scanner
 
         policy = None
-        if args.policy is not None:
+        if not args.all or args.policy is not None:
             from domestique.policy import load_policy
 
             policy = load_policy(policy_file=args.policy, project_dir=Path.cwd())
@@ -142,6 +151,8 @@ def run(argv: list[str]) -> int:
                 for err in policy.errors:
                     sys.stderr.write(f"domestique scan: policy: {err}\n")
                 return EXIT_ERROR
+        if args.all:
+            policy = None
         text = _read(args.path)
         scanner = default_scanner()
         if args.jsonl:

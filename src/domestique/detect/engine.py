@@ -1,12 +1,14 @@
 """The scanner: keyword prefilter, RE2 confirmation in windows, validators, merging.
 
-One keyword pass finds every rule keyword in the lower-cased text: pyahocorasick's automaton
-reports each (overlapping) occurrence, over the whole text when it is small and otherwise over
-the regions where RE2's DFA, run over the alternation of all keywords, found one (several times
-faster than walking the automaton over megabytes). Only rules with a hit run, each its RE2
-regex in merged windows around its hits; the few rules without keywords (card, phone, IBAN,
-SSN) run in windows around runs of digits. RE2 is linear-time, so no input can make a regex
-backtrack. Everything is compiled once, when the :class:`Scanner` is built.
+One keyword pass finds every (overlapping) occurrence of every rule keyword in the lower-cased
+text: RE2's DFA over the alternation of all keywords, each match standing for the occurrences
+that start inside it (several times faster than walking pyahocorasick's automaton over
+megabytes), or the automaton over the whole text when keywords are dense. Only rules with a hit
+run, each its RE2 regex in merged windows around its hits; the few rules without keywords
+(card, phone, IBAN, SSN) run in windows around runs of digits. A window is searched with the
+rule's regex compiled without captures (the DFA alone); the groups of a match are read once per
+distinct match. RE2 is linear-time, so no input can make a regex backtrack. Everything is
+compiled once per process (a rule's capture-free regex on its first use).
 
 Evasions are undone in views of the text (see :mod:`domestique.detect.views`); every finding
 is mapped back to its span in the original. Overlapping findings merge into one, named by the
@@ -19,15 +21,27 @@ finding over the whole text, so a bug can never make text look clean.
 from __future__ import annotations
 
 import copy
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Protocol
 
 import ahocorasick
 import re2
 
 from domestique.detect.finding import Finding
-from domestique.detect.re2opts import RE2_OPTIONS, found, iter_spans, iter_spans_in, search_from
+from domestique.detect.re2opts import (
+    NO_CAPTURE_OPTIONS,
+    RE2_OPTIONS,
+    first_match,
+    found,
+    groups_at,
+    iter_spans,
+    iter_spans_in,
+    match_spans,
+    search_from,
+)
 from domestique.detect.ruleset import Rule
 from domestique.detect.validators import VALIDATORS, shannon_entropy
 from domestique.detect.views import (
@@ -37,6 +51,8 @@ from domestique.detect.views import (
     concat_view,
     decoded_views,
     fold_view,
+    lower_shadow,
+    trigger_lines,
     unescape_view,
 )
 from domestique.keys import Fingerprinter, mask_preview
@@ -47,15 +63,17 @@ MASK_CHAR = "\x00"  # stands in for a found value on a re-scan: a boundary, neve
 MASK_ROUNDS = 2
 RESCAN_MARGIN = 512
 # The automaton walks ~13 ns per character from Python; RE2's DFA over the alternation of all
-# keywords finds them several times faster but costs a Python step per match. So RE2 locates
-# keyword regions first, and gives up for the automaton over the whole text once it has seen more
-# than one keyword per DENSE_KEYWORD_GAP characters (keyword-dense text).
+# keywords finds them several times faster but costs a Python step per match. So RE2 finds the
+# keywords, and gives up for the automaton over the whole text once it has seen more than one
+# keyword per DENSE_KEYWORD_GAP characters (keyword-dense text).
 DENSE_KEYWORD_GAP = 48
+SMALL_PAIRS = 48  # up to this many keyword occurrences, a plain loop groups them fastest
 # Up to this size an ASCII text is first checked for which kinds of work it holds (one RE2 set
 # pass), and the passes for the others are skipped; a longer text always holds most of them.
 SET_CHECK_MAX = 32 * 1024
 _KEYWORDS, _ESCAPES, _JOINS, _BLOBS, _DIGITS = "keywords", "escapes", "joins", "blobs", "digits"
 _TRIGGERS = (_ESCAPES, _JOINS, _BLOBS)  # in the order of views.TRIGGER_PATTERNS
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 # Values that stand for a secret rather than being one (generic rules only): template
 # variables (${VAR}, {{ var }}, #{var}, {var}, %%VAR%%, %(var)s, <your-token>), placeholder words,
@@ -290,14 +308,80 @@ def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
 
 
 class _CompiledRule:
-    __slots__ = ("allow", "deny", "regex", "rule", "validators")
+    __slots__ = ("_bounds", "allow", "deny", "regex", "rule", "validators")
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
         self.regex = re2.compile(rule.regex, RE2_OPTIONS)
+        self._bounds: re2._Regexp | None = None
         self.allow = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.allow_patterns)
         self.deny = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.deny_context)
         self.validators = tuple(VALIDATORS[v] for v in rule.validators)
+
+    @property
+    def bounds(self) -> re2._Regexp:
+        """The regex without captures: it finds the same matches (captures never change what
+        matches) with RE2's DFA alone; the groups are read afterwards, once per distinct match
+        (see ``Scanner._confirm``). Compiled on the rule's first use."""
+        bounds = self._bounds
+        if bounds is None:
+            bounds = self._bounds = re2.compile(self.rule.regex, NO_CAPTURE_OPTIONS)
+        return bounds
+
+
+# What one match of the keyword alternation at ``s`` stands for, per keyword: the occurrences
+# (end offset relative to ``s``, minus length, keyword id) that start inside it, and the
+# keywords that start inside it and run past its end, (relative start, keyword, relative end,
+# minus length, keyword id), to be checked against the text; these by the character they need
+# right after the match.
+_Crossing = tuple[int, bytes, int, int, int]
+_Reading = tuple[tuple[tuple[int, int, int], ...], dict[bytes, tuple[_Crossing, ...]]]
+
+
+class _KeywordReadings:
+    """Per keyword, what a match of the keyword alternation stands for (see ``_Reading``).
+
+    The alternation (longest keyword first) matches at ``s`` the longest keyword that starts
+    there, and its next match is the leftmost keyword starting at or after the end: so every
+    occurrence the automaton reports starts inside one match, and is either wholly inside it
+    (found by walking the automaton over the keyword itself) or starts inside and runs past its
+    end (a keyword that a proper suffix of it begins). Worked out on a keyword's first match,
+    not for all keywords up front (a scanner is built in every short-lived process).
+    """
+
+    __slots__ = ("_automaton", "_extends", "_ids", "_keywords", "known")
+
+    def __init__(self, keywords: list[str], automaton: ahocorasick.Automaton) -> None:
+        self._keywords = keywords
+        self._automaton = automaton
+        self._ids = {kw.encode(): kid for kid, kw in enumerate(keywords)}
+        self.known: dict[bytes, _Reading] = {}  # the keywords worked out so far
+        self._extends: dict[str, list[int]] | None = None  # a proper prefix -> the keywords
+
+    def get(self, word: bytes) -> _Reading | None:
+        reading = self.known.get(word)
+        if reading is None and word in self._ids:
+            reading = self.known[word] = self._read(self._keywords[self._ids[word]])
+        return reading
+
+    def _read(self, kw: str) -> _Reading:
+        keywords = self._keywords
+        extends = self._extends
+        if extends is None:
+            extends = {}
+            for kid, other in enumerate(keywords):
+                for cut in range(1, len(other)):
+                    extends.setdefault(other[:cut], []).append(kid)
+            self._extends = extends
+        inside = tuple((end, -len(keywords[k]), k) for end, k in self._automaton.iter(kw))
+        crossing: dict[bytes, list[_Crossing]] = {}
+        for j in range(1, len(kw)):
+            for k in extends.get(kw[j:], ()):
+                word = keywords[k]
+                crossing.setdefault(word[len(kw) - j].encode(), []).append(
+                    (j, word.encode(), j + len(word) - 1, -len(word), k)
+                )
+        return inside, {c: tuple(v) for c, v in crossing.items()}
 
 
 class Scanner:
@@ -340,6 +424,9 @@ class Scanner:
                 self._kw_rules.append(tuple(idxs))
             auto.make_automaton()
             self._automaton = auto
+        self._kw_reads = (
+            None if self._automaton is None else _KeywordReadings(list(kw_map), self._automaton)
+        )
         # What could start work in an ASCII text: a keyword, an escape, a string join, a base64
         # or hex blob, a digit run. A text with none of them can hold no rule finding (ordinary
         # prose, most short prompts): only the known-value and record detectors run on it.
@@ -452,11 +539,15 @@ class Scanner:
         """For ASCII text, which kinds of work it holds (see ``__init__``); None: not known."""
         if not text.isascii():
             return None
-        lower = text.encode("ascii").lower()
+        lower = lower_shadow(text)
         if len(text) > SET_CHECK_MAX:
             return None if search_from(self._anything, lower, 0) is not None else frozenset()
         which = self._which.Match(lower)
-        return frozenset(self._which_ids[i] for i in which) if which else frozenset()
+        if which:
+            return frozenset(self._which_ids[i] for i in which)
+        # RE2::Set answers "no match" also when its DFA runs out of memory: an empty answer is
+        # confirmed by a plain search (which falls back to the NFA) before work is skipped.
+        return None if search_from(self._anything, lower, 0) is not None else frozenset()
 
     def _collect(self, text: str) -> tuple[list[_Hit], set[str]]:
         present = self._present(text)
@@ -467,12 +558,14 @@ class Scanner:
         root = View(text)
         base = fold_view(root) or root  # ASCII text (present is not None) has no fold view
         queue = [base]
-        if present is None or _ESCAPES in present:
-            escaped = unescape_view(base)
+        want_escapes = present is None or _ESCAPES in present
+        want_joins = present is None or _JOINS in present
+        if want_escapes or want_joins:
+            escapes, joins = trigger_lines(base.text)  # one pass for both views
+            escaped = unescape_view(base, escapes) if want_escapes and escapes else None
             if escaped is not None:
                 queue.append(escaped)
-        if present is None or _JOINS in present:
-            joined = concat_view(base)
+            joined = concat_view(base, joins) if want_joins and joins else None
             if joined is not None:
                 queue.append(joined)
         hits: list[_Hit] = []
@@ -497,13 +590,8 @@ class Scanner:
         text_ascii = text.isascii()
         if self._automaton is not None and n and (present is None or _KEYWORDS in present):
             # Keywords are ASCII: lower-casing the ASCII shadow keeps every offset.
-            lower = shadow.lower()
-            regions = self._keyword_regions(lower)
-            pairs: list[tuple[int, int]] = []  # (offset just past a keyword, keyword id)
-            for a, b in regions:
-                # A slice: pyahocorasick converts the whole argument on every call.
-                for end, kid in self._automaton.iter(lower[a:b].decode("ascii")):
-                    pairs.append((a + end + 1, kid))
+            lower = lower_shadow(text)
+            pairs = self._keyword_hits(lower)
             if pairs:
                 windows.update(self._keyword_windows(pairs, n))
         if self._keywordless and n and (present is None or _DIGITS in present):
@@ -533,9 +621,48 @@ class Scanner:
                 failed.add(det.code)
         return out
 
-    def _keyword_windows(self, pairs: list[tuple[int, int]], n: int) -> dict[int, list[list[int]]]:
-        """Per rule, the windows around its keywords' occurrences (see ``_merge_windows``)."""
-        ends: dict[int, list[int]] = {}  # keyword id -> offsets just past each occurrence
+    def _keyword_hits(self, lower: bytes) -> list[tuple[int, int]]:
+        """Every keyword occurrence in ``lower``: (offset of its last character, keyword id), as
+        the automaton reports them (by end, the longest first).
+
+        RE2's DFA over the alternation of all keywords finds the leftmost keyword at each step
+        several times faster than walking the automaton over the whole text; each of its matches
+        stands for the occurrences that start inside it (see ``_keyword_readings``). Once it has
+        seen more than one keyword per ``DENSE_KEYWORD_GAP`` characters (keyword-dense text),
+        the automaton over the whole text is cheaper than a Python step per match.
+        """
+        assert self._automaton is not None
+        assert self._keyword_scan is not None
+        starts = match_spans(self._keyword_scan, lower, 0, len(lower), dense=DENSE_KEYWORD_GAP)
+        if starts is None:
+            return list(self._automaton.iter(lower.decode("ascii")))
+        reads = self._kw_reads
+        assert reads is not None
+        known = reads.known
+        found: list[tuple[int, int, int]] = []  # (end, minus length, keyword id)
+        for s, e in starts:
+            word = lower[s:e]
+            reading = known.get(word) or reads.get(word)
+            if reading is None:  # cannot happen: the alternation matches keywords only
+                return list(self._automaton.iter(lower.decode("ascii")))
+            inside, crossing = reading
+            if len(inside) == 1:
+                end, minus_len, kid = inside[0]
+                found.append((s + end, minus_len, kid))
+            else:
+                found += [(s + end, minus_len, kid) for end, minus_len, kid in inside]
+            if crossing:
+                for j, word, end, minus_len, kid in crossing.get(lower[e : e + 1], ()):
+                    if lower.startswith(word, s + j):
+                        found.append((s + end, minus_len, kid))
+        found.sort()
+        return [(end, kid) for end, _, kid in found]
+
+    def _keyword_windows_small(
+        self, pairs: list[tuple[int, int]], n: int
+    ) -> dict[int, list[list[int]]]:
+        """``_keyword_windows`` for a few pairs, with a Python step each (less set-up)."""
+        ends: dict[int, list[int]] = {}  # keyword id -> offsets of its last characters
         for end, kid in pairs:
             ends.setdefault(kid, []).append(end)
         rule_ends: dict[int, list[int]] = {}
@@ -545,32 +672,51 @@ class Scanner:
         out: dict[int, list[list[int]]] = {}
         for i, offsets in rule_ends.items():
             rule = self._rules[i].rule
-            before = rule.window_before + self._kw_max[i]
-            out[i] = _merge_windows(offsets, before, rule.window_after, n)
+            before = rule.window_before + self._kw_max[i] - 1
+            out[i] = _merge_windows(offsets, before, rule.window_after + 1, n)
         return out
 
-    def _keyword_regions(self, lower: bytes) -> list[tuple[int, int]]:
-        """Regions of ``lower`` that hold every keyword occurrence, for the Aho–Corasick pass.
+    def _keyword_windows(self, pairs: list[tuple[int, int]], n: int) -> dict[int, list[list[int]]]:
+        """Per rule, the windows around its keywords' occurrences (see ``_merge_windows``).
 
-        RE2's DFA over the alternation of all keywords finds the leftmost keyword at each step
-        several times faster than walking the automaton over the whole text; every keyword that
-        starts inside a match (overlaps included) lies within ``max_keyword`` chars of the
-        match's start, so the automaton run over these regions sees every occurrence.
+        ``pairs`` are (offset of a keyword's last character, keyword id), in text order. They
+        are grouped by keyword with C-level sorts and slices, not a Python step per occurrence
+        (keyword-dense text has one every ten characters). Rules come in the order of their
+        first keyword's first occurrence.
         """
-        assert self._keyword_scan is not None
-        regions: list[tuple[int, int]] = []
-        n = len(lower)
-        reach = 2 * self._max_keyword
-        for count, spans in enumerate(iter_spans(self._keyword_scan, lower)):
-            a = spans[0][0]
-            if count > 16 + a // DENSE_KEYWORD_GAP:  # dense so far: the automaton is cheaper
-                return [(0, n)]
-            b = min(n, a + reach)
-            if regions and a <= regions[-1][1]:
-                regions[-1] = (regions[-1][0], max(b, regions[-1][1]))
-            else:
-                regions.append((a, b))
-        return regions
+        if len(pairs) <= SMALL_PAIRS:
+            return self._keyword_windows_small(pairs, n)
+        first_seen = list(dict.fromkeys(map(_SECOND, pairs)))  # keyword ids, in text order
+        pairs.sort(key=_SECOND)  # stable: each keyword's offsets stay in text order
+        kids = list(map(_SECOND, pairs))
+        slices: dict[int, tuple[int, int]] = {}
+        lo = 0
+        for kid in sorted(first_seen):
+            hi = bisect_right(kids, kid, lo)
+            slices[kid] = (lo, hi)
+            lo = hi
+        rule_parts: dict[int, list[tuple[int, int]]] = {}
+        for kid in first_seen:
+            for i in self._kw_rules[kid]:
+                rule_parts.setdefault(i, []).append(slices[kid])
+        ends: list[int] | None = None
+        out: dict[int, list[list[int]]] = {}
+        for i, parts in rule_parts.items():
+            rule = self._rules[i].rule
+            # A window runs from ``before`` chars before the end of a keyword to ``after``
+            # chars after it; the offsets here are of the keyword's last character.
+            before = rule.window_before + self._kw_max[i] - 1
+            after = rule.window_after + 1
+            if sum(hi - lo for lo, hi in parts) * (before + after) >= n:
+                out[i] = [[0, n]]  # what _merge_windows finds, without the offsets
+                continue
+            if ends is None:
+                ends = list(map(_FIRST, pairs))
+            offsets: list[int] = []
+            for lo, hi in parts:
+                offsets += ends[lo:hi]
+            out[i] = _merge_windows(offsets, before, after, n)
+        return out
 
     def _confirm(
         self,
@@ -586,10 +732,42 @@ class Scanner:
         out: list[tuple[str, int, int, int, str]] = []
         seen: set[tuple[int, int]] = set()
         verdicts: dict[tuple[str, str, bool], bool] = {}  # repeated lines are judged once
-        for a, b in windows:
-            for s, e, value, whole, quoted, ms in self._matches(
-                crule, text, a, b, data=data, text_ascii=text_ascii
-            ):
+        # ASCII windows: a match's reading (value span relative to the match, verdict) depends
+        # only on its bytes and the byte on each side (what ^, $ and \b can look at), so each
+        # distinct one is read, and judged, once.
+        readings: dict[tuple[bytes, bool, bool], tuple[int, int, bool]] = {}
+        last = len(data) if data is not None else 0
+        for wa, wb in windows:
+            if data is None or not (text_ascii or text[wa:wb].isascii()):
+                matches = self._matches(crule, text, wa, wb)
+            else:
+                first = first_match(crule.bounds, data, wa, wb)
+                if first is None:
+                    continue  # most windows: one RE2 call, nothing more
+                spans, a, b = self._bounds_ascii(
+                    crule, text, (wa, wb, first), data=data, ascii=text_ascii
+                )
+                if spans is None:  # grown over non-ASCII text: the shadow reads "?" there
+                    matches = self._matches(crule, text, a, b)
+                else:
+                    for ms, me in spans:
+                        ctx = (data[ms - 1 if ms else 0 : me + 1], ms == 0, me == last)
+                        reading = readings.get(ctx)
+                        if reading is None:
+                            reading = readings[ctx] = self._read(crule, text, data, (ms, me, b))
+                        s, e = ms + reading[0], ms + reading[1]
+                        if (s, e) in seen:
+                            continue
+                        if rule.claims_match and claims is not None:
+                            claims.append((rule.priority, ms, me, s, e))
+                        if not reading[2] or (
+                            rule.reference_filter and _inside_resource_identifier(text, s, e)
+                        ):
+                            continue
+                        seen.add((s, e))
+                        out.append((rule.id, rule.priority, s, e, text[s:e]))
+                    continue
+            for s, e, value, whole, quoted, ms in matches:
                 if (s, e) in seen:
                     continue
                 if rule.claims_match and claims is not None:
@@ -606,20 +784,29 @@ class Scanner:
                 out.append((rule.id, rule.priority, s, e, value))
         return out
 
-    def _matches(
-        self,
-        crule: _CompiledRule,
-        text: str,
-        a: int,
-        b: int,
-        *,
-        data: bytes | None = None,
-        text_ascii: bool = False,
-    ) -> list[_Match]:
+    def _read(
+        self, crule: _CompiledRule, text: str, data: bytes, where: tuple[int, int, int]
+    ) -> tuple[int, int, bool]:
+        """The value span (relative to ``ms``) of the ASCII match ``[ms, me)`` found in a window
+        ending at ``b`` (``where``), and the verdict."""
+        ms, me, b = where
+        spans = groups_at(crule.regex, data, ms, me)
+        if spans is None:  # cannot happen (see groups_at); read it as the search would
+            spans = next(iter(iter_spans_in(crule.regex, data, ms, b)))
+        s, e = spans[0]
+        for gs, ge in spans[1:]:
+            if gs >= 0:
+                s, e = gs, ge
+                break
+        # After a quote or an XML tag's ">", a value is a literal, not code.
+        quoted = s > 0 and text[s - 1] in "\"'`>"
+        ok = self._accept(crule, text[s:e], text[ms:me], quoted)
+        return s - ms, e - ms, ok
+
+    def _matches(self, crule: _CompiledRule, text: str, a: int, b: int) -> list[_Match]:
+        """The matches in the window ``[a, b)`` of a text that is not ASCII there (see
+        ``_bounds_ascii`` for the growth of a window)."""
         n = len(text)
-        if data is not None and (text_ascii or text[a:b].isascii()):
-            # An ASCII window: match in place over the shadow's bytes, no copies.
-            return self._matches_ascii(crule, text, a, b, data=data, text_ascii=text_ascii)
         while True:
             chunk = text[a:b]
             found: list[_Match] = []
@@ -647,43 +834,41 @@ class Scanner:
                 continue
             return found
 
-    def _matches_ascii(
-        self, crule: _CompiledRule, text: str, a: int, b: int, *, data: bytes, text_ascii: bool
-    ) -> list[_Match]:
-        """``_matches`` for ASCII text: the window ``[a, b)`` is matched in place in ``data``.
+    def _bounds_ascii(
+        self,
+        crule: _CompiledRule,
+        text: str,
+        window: tuple[int, int, tuple[int, int]],
+        *,
+        data: bytes,
+        ascii: bool,
+    ) -> tuple[list[tuple[int, int]] | None, int, int]:
+        """The match spans in the ASCII window ``[a, b)``, matched in place in ``data``, given
+        its first match (``window`` is ``(a, b, first)``).
 
         The text outside the window is context (``^`` does not match at ``a``, a boundary sees
         the character before it). A match that touches a window edge is looked for again in a
-        window grown on that side, as in ``_matches``.
+        window grown on that side, as in ``_matches``. Returns the spans and the final window;
+        no spans (None) when the window grew over non-ASCII text.
         """
+        a, b, first = window
         n = len(text)
+        after = first[1] if first[1] > first[0] else first[1] + 1
+        spans = [first, *match_spans(crule.bounds, data, after, b)]
         while True:
-            found: list[_Match] = []
-            grow_left = grow_right = False
-            for spans in iter_spans_in(crule.regex, data, a, b):
-                ms, me = spans[0]
-                if me == b and b < n:
-                    grow_right = True
-                if ms == a and a > 0:
-                    grow_left = True
-                s, e = ms, me
-                for gs, ge in spans[1:]:
-                    if gs >= 0:
-                        s, e = gs, ge
-                        break
-                # After a quote or an XML tag's ">", a value is a literal, not code.
-                quoted = s > 0 and text[s - 1] in "\"'`>"
-                found.append((s, e, text[s:e], text[ms:me], quoted, ms))
+            grow_right = bool(spans) and spans[-1][1] == b and b < n
+            grow_left = bool(spans) and spans[0][0] == a and a > 0
             if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
                 step = max(256, b - a)
                 if grow_left:
                     a = max(0, a - step)
                 if grow_right:
                     b = min(n, b + step)
-                if not text_ascii and not text[a:b].isascii():  # the shadow reads "?" there
-                    return self._matches(crule, text, a, b)
+                if not ascii and not text[a:b].isascii():
+                    return None, a, b
+                spans = match_spans(crule.bounds, data, a, b)
                 continue
-            return found
+            return spans, a, b
 
     def _accept(self, crule: _CompiledRule, value: str, whole: str, quoted: bool) -> bool:
         rule = crule.rule

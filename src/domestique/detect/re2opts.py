@@ -7,16 +7,24 @@ backtracks, so no input can make matching super-linear.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import overload
 
 import re2
 
 RE2_OPTIONS = re2.Options()
 RE2_OPTIONS.log_errors = False
 RE2_OPTIONS.max_mem = 64 << 20
+# The same, with every group non-capturing: a regex compiled so finds the same matches (groups
+# never change what matches) with RE2's DFA alone, ~3x faster than reading a rule's many groups.
+NO_CAPTURE_OPTIONS = re2.Options()
+NO_CAPTURE_OPTIONS.log_errors = False
+NO_CAPTURE_OPTIONS.max_mem = 64 << 20
+NO_CAPTURE_OPTIONS.never_capture = True
 
 _NULL = (-1, -1)
 try:  # the wrapper's own loop costs ~5 µs per match in Python; call the C++ Match directly
     _UNANCHORED = re2._Anchor.UNANCHORED
+    _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
     _FAST = True
 except AttributeError:  # pragma: no cover - another google-re2 layout: use the public API
     _FAST = False
@@ -80,3 +88,64 @@ def iter_spans_in(
             return
         yield tuple(spans)
         pos = spans[0][1] if spans[0][1] > spans[0][0] else spans[0][1] + 1
+
+
+@overload
+def match_spans(regex: re2._Regexp, data: bytes, start: int, end: int) -> list[tuple[int, int]]: ...
+@overload
+def match_spans(
+    regex: re2._Regexp, data: bytes, start: int, end: int, *, dense: int
+) -> list[tuple[int, int]] | None: ...
+def match_spans(
+    regex: re2._Regexp, data: bytes, start: int, end: int, *, dense: int = 0
+) -> list[tuple[int, int]] | None:
+    """The whole-match spans of :func:`iter_spans_in` (``regex`` may be compiled without
+    captures), as offsets into ``data``.
+
+    With ``dense``: None as soon as more than ``16 + offset // dense`` matches were found
+    before an offset (too many for a Python step each: the caller takes another way).
+    """
+    out: list[tuple[int, int]] = []
+    if not _FAST:
+        for m in regex.finditer(data, start, end):
+            if dense and len(out) > 16 + (m.start() - start) // dense:
+                return None
+            out.append(m.span())
+        return out
+    match = regex._regexp.Match
+    pos = start
+    while pos <= end:
+        span = match(_UNANCHORED, data, pos, end)[0]
+        if span == _NULL:
+            break
+        if dense and len(out) > 16 + (span[0] - start) // dense:
+            return None
+        out.append(span)
+        pos = span[1] if span[1] > span[0] else span[1] + 1
+    return out
+
+
+def first_match(regex: re2._Regexp, data: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """The span of the first match of ``regex`` in ``data[start:end]`` (the bytes around are
+    context), or None."""
+    if not _FAST:
+        m = regex.search(data, start, end)
+        return None if m is None else m.span()
+    span = regex._regexp.Match(_UNANCHORED, data, start, end)[0]
+    return None if span == _NULL else span
+
+
+def groups_at(
+    regex: re2._Regexp, data: bytes, start: int, end: int
+) -> tuple[tuple[int, int], ...] | None:
+    """The group spans of ``regex``'s match over exactly ``data[start:end]`` (the bytes around
+    are context), or None when it does not match there.
+
+    For a match that an unanchored search found at ``start`` ending at ``end``, these are the
+    groups that search reports: of the matches starting at ``start``, RE2 prefers the same one.
+    """
+    if not _FAST:
+        m = regex.fullmatch(data, start, end)
+        return None if m is None else tuple(m.span(g) for g in range(regex.groups + 1))
+    spans = regex._regexp.Match(_ANCHOR_BOTH, data, start, end)
+    return None if spans[0] == _NULL else tuple(spans)

@@ -11,6 +11,7 @@ import base64
 import binascii
 import json
 import math
+import re
 import zlib
 from collections import Counter
 from collections.abc import Callable
@@ -203,6 +204,48 @@ def mixed_charset(value: str) -> bool:
     return classes >= 2
 
 
+# What stands for a credential rather than being one, in a structure that proves the field is
+# a credential (a connection string's Password=, NetworkCredential(user, pass), user:pass@host):
+# a variable or template reference, a mask, an environment-variable name, or the field's own
+# name written as its value. Anything else there is taken as the credential, words included
+# ("secret", "open_sesame", "admin"): the structure, not the value's randomness, says so.
+_TEMPLATE_RE = re.compile(
+    r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|"
+    r"(?i:your[_\- ]?(?:pass|secret|token|key)|changeme|change[_\-]me|placeholder|redacted|"
+    r"example|sample|dummy|fake|^xxx|xxx$)|"
+    # a mask or an ellipsis that opens or closes the value (sk-…, ****abcd); inside the value
+    # (``x***Q7``) such runs are ordinary password characters
+    r"^[*.\u2022\u2026]{3,}|[*.\u2022\u2026]{3,}$|\u2026"
+)
+_REFERENCE_RE = re.compile(
+    r"^(?:\$[A-Za-z_(][^\s]*|%[A-Za-z_][A-Za-z0-9_]*%?|%[-0-9.]*[sdrx]|@[A-Za-z_][A-Za-z0-9_.]*|"
+    r"\{[^{}]*\}|(?:os\.|process\.env|ENV\[|getenv|System\.getenv).*|[*xX.\u2022\u2026]+|"
+    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)$"
+)
+_FIELD_WORDS = frozenset(
+    {"password", "passwd", "pass", "pwd", "passphrase", "username", "user", "login",
+     "none", "null", "nil", "undefined", "empty", "string", "str", "required", "optional",
+     "1234", "12345", "123456", "abc123", "foo", "bar", "baz", "qux"}
+)  # fmt: skip
+
+
+def credential_literal(value: str) -> bool:
+    """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above)."""
+    v = value.strip().strip("\"'`")
+    if not v or v.lower() in _FIELD_WORDS:
+        return False
+    return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(v))
+
+
+# Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0].
+_CODE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[A-Za-z_$][\w$.]*\s*[(\[]")
+
+
+def not_code(value: str) -> bool:
+    """False for a dotted name, a call or a subscript: code that refers to the value."""
+    return not _CODE_RE.match(value.strip())
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "github_crc32": github_crc32,
     "luhn": luhn,
@@ -215,4 +258,50 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "phone_digits": phone_digits,
     "card_layout": card_layout,
     "mixed_charset": mixed_charset,
+    "credential_literal": credential_literal,
+    "not_code": not_code,
 }
+
+
+# --- random_token: a value next to a service's name that reads as a generated key -------------
+# The named-service rules (rules/named.toml) see a name, then a value; the value alone must show
+# it was generated: letters and digits interleaved (two or more switches between them, so words
+# and bare numbers fail), enough entropy for its length, no placeholder word or alphabet run, not
+# a host name, file name, version, date, hex literal or publishable key (pk., pk_: public by
+# design). With only two switches it must also not be a code word (base64encode, sha256_digest).
+_TOKEN_PLACEHOLDER_RE = re.compile(
+    r"(?i)your[_\-]|example|sample|placeholder|changeme|redacted|xxxx|<|>|\$\{|\{\{|%[sd(]|"
+    r"abcdefgh|ijklmnop|qrstuvwx|01234567|12345678|23456789"
+)
+_TOKEN_NOT_KEY_RE = re.compile(
+    r"(?i)^(?:0x|https?|www\.|pk[._\-])|^v?\d+(?:\.\d+)+|^\d{4}-\d{2}-\d{2}|"
+    r"^(?:[a-z0-9\-]+\.)+(?:com|net|org|io|dev|app|cloud|co|ai)$|"
+    r"\.(?:html?|php|aspx?|jsp|json|xml|ya?ml|toml|txt|md|rst|py|js|ts|go|rb|java|c|h|png|jpe?g|"
+    r"gif|svg|css|zip|gz|tar|pdf)$"
+)
+_CODE_WORD_RE = re.compile(
+    r"(?i)base(?:16|32|58|64|85)|sha\d|md[45]|utf-?(?:8|16|32)|u?int(?:8|16|32|64)|float(?:32|64)|"
+    r"x509|ipv[46]|http[23]|oauth[12]|pkcs\d|aes\d|rsa\d|v\d+[_.\-]?(?:api|beta|alpha)"
+)
+
+
+def random_token(value: str) -> bool:
+    """A generated-looking key: 2+ letter/digit switches, entropy; no placeholder, host, version."""
+    v = value.strip("\"'`.,;")
+    n = len(v)
+    if n < 8 or _TOKEN_PLACEHOLDER_RE.search(v) or _TOKEN_NOT_KEY_RE.search(v):
+        return False
+    switches = 0
+    last = ""
+    for c in v:
+        kind = "d" if c.isdigit() else "a" if c.isalpha() else ""
+        if kind and last and kind != last:
+            switches += 1
+        last = kind or last
+    if switches < 2 or (switches == 2 and _CODE_WORD_RE.search(v)):
+        return False
+    # A random string of n characters has about log2(n) bits per character at most.
+    return shannon_entropy(v) >= min(3.0, math.log2(n) - 1.0) and not_repetitive(v)
+
+
+VALIDATORS["random_token"] = random_token

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import re2
 
-from domestique.detect.re2opts import RE2_OPTIONS, iter_spans, search_from
+from domestique.detect.re2opts import RE2_OPTIONS, iter_spans, match_spans
 
 # Characters removed outright: zero-width, joiners, soft hyphen, word joiner, BOM, bidi controls,
 # Mongolian vowel separator, invisible operators, variation selectors and tag characters.
@@ -245,32 +245,46 @@ def _decode_escape(tok: str) -> str | None:
 
 def _escape_regions(text: str) -> list[tuple[int, int]]:
     """The lines that contain an escape, merged: the only places an escape can hide a secret."""
-    regions: list[tuple[int, int]] = []
+    return trigger_lines(text)[0]
+
+
+def trigger_lines(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The lines of ``text`` with an escape (adjacent ones merged) and those that join string
+    literals: where :func:`unescape_view` and :func:`concat_view` have something to undo.
+
+    One RE2 pass finds both. Neither kind of trigger spans a line, and they share no character
+    (``\\ % & # ;``, hex digits and ``u x X`` against quotes, blanks, ``+`` and ``.``), so no match
+    of one hides a match of the other: the pass sees every line each would find alone.
+    """
+    escapes: list[tuple[int, int]] = []
+    joins: list[tuple[int, int]] = []
     data = ascii_shadow(text)
-    pos = 0
-    while True:
-        hit = search_from(_ESCAPE_TRIGGER_RE, data, pos)
-        if hit is None:
-            return regions
-        start, end = hit
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", end)
-        line_end = len(text) if line_end < 0 else line_end
-        if regions and line_start <= regions[-1][1] + 1:
-            regions[-1] = (regions[-1][0], line_end)
-        else:
-            regions.append((line_start, line_end))
-        pos = line_end + 1
+    line_start = line_end = -1
+    for start, end in match_spans(_TRIGGER_LINES_RE, data, 0, len(data)):
+        if start > line_end:  # a new line
+            line_start = text.rfind("\n", 0, start) + 1
+            line_end = text.find("\n", end)
+            line_end = len(text) if line_end < 0 else line_end
+        if data[start] not in _JOIN_FIRST:  # an escape
+            if escapes and line_start <= escapes[-1][1] + 1:
+                escapes[-1] = (escapes[-1][0], line_end)
+            else:
+                escapes.append((line_start, line_end))
+        elif not joins or joins[-1][0] != line_start:
+            joins.append((line_start, line_end))
+    return escapes, joins
 
 
-def unescape_view(parent: View) -> View | None:
+def unescape_view(parent: View, regions: list[tuple[int, int]] | None = None) -> View | None:
     """The lines of ``parent`` that hold JSON, URL or HTML escapes, with the escapes decoded.
 
     Lines without escapes are left out (they are scanned in ``parent`` already); each gap is
     one newline in the view that maps back to the whole gap. None when there is no escape.
+    ``regions``: those lines, when already known (see :func:`trigger_lines`).
     """
     text = parent.text
-    regions = _escape_regions(text)
+    if regions is None:
+        regions = _escape_regions(text)
     if not regions:
         return None
     pieces: list[str] = []
@@ -347,25 +361,17 @@ _CONCAT_TRIGGER_RE = re2.compile(
 )
 
 
-def concat_view(parent: View) -> View | None:
+def concat_view(parent: View, regions: list[tuple[int, int]] | None = None) -> View | None:
     """The lines of ``parent`` that join string literals, with the joins removed.
 
     ``"ghp_Ky9P" + "f34q…"`` reads as one literal in the view; spans map back over the join.
-    None when no line joins literals.
+    None when no line joins literals. ``regions``: those lines, when already known (see
+    :func:`trigger_lines`).
     """
     text = parent.text
     data = ascii_shadow(text)
-    regions: list[tuple[int, int]] = []
-    pos = 0
-    while True:
-        hit = search_from(_CONCAT_TRIGGER_RE, data, pos)
-        if hit is None:
-            break
-        line_start = text.rfind("\n", 0, hit[0]) + 1
-        line_end = text.find("\n", hit[1])
-        line_end = len(text) if line_end < 0 else line_end
-        regions.append((line_start, line_end))
-        pos = line_end + 1
+    if regions is None:
+        regions = trigger_lines(text)[1]
     if not regions:
         return None
     pieces: list[str] = []
@@ -393,6 +399,11 @@ def concat_view(parent: View) -> View | None:
     return View("".join(pieces), parent, tuple(edits), depth=parent.depth)
 
 
+_TRIGGER_LINES_RE = re2.compile(
+    f"(?:{_ESCAPE_TRIGGER_RE.pattern})|(?:{_CONCAT_TRIGGER_RE.pattern})", RE2_OPTIONS
+)
+_JOIN_FIRST = frozenset(b"\"'")  # a join starts with a quote, an escape never does
+
 # What must occur (in the lower-cased ASCII shadow) for unescape_view, concat_view or
 # decoded_views to build anything. Lower-casing only adds matches (\\U becomes \\u), so a text in
 # which none of these matches has no derived view: the engine skips them all at once.
@@ -406,6 +417,8 @@ TRIGGER_PATTERNS: tuple[str, ...] = (
 def _printable_ratio(s: str) -> float:
     if not s:
         return 0.0
+    if s.isprintable():
+        return 1.0
     ok = sum(1 for c in s if c.isprintable() or c in "\n\r\t")
     return ok / len(s)
 
@@ -420,12 +433,17 @@ def decoded_views(parent: View, max_depth: int = 2) -> list[View]:
         return []
     text = parent.text
     out: list[View] = []
+    tried: dict[str, str | None] = {}  # code repeats its long identifiers: decode each once
     for (bs, be), blob in _spans(_B64_RE, text):
         if len(blob) > MAX_DECODE_CANDIDATE:
             continue
-        decoded = _hex_text(blob) if _HEX_RE.fullmatch(blob) else None
-        if decoded is None:
-            decoded = _b64_text(blob)
+        if blob in tried:
+            decoded = tried[blob]
+        else:
+            decoded = _hex_text(blob) if _HEX_RE.fullmatch(blob) else None
+            if decoded is None:
+                decoded = _b64_text(blob)
+            tried[blob] = decoded
         if decoded is not None:
             out.append(View(decoded, parent, whole=(bs, be), depth=parent.depth + 1))
     return out
@@ -457,6 +475,21 @@ def ascii_shadow(text: str) -> bytes:
     shadow = text.encode("ascii") if text.isascii() else text.encode("ascii", "replace")
     _SHADOW_MEMO = (text, shadow)
     return shadow
+
+
+_LOWER_MEMO: tuple[str, bytes] = ("", b"")
+
+
+def lower_shadow(text: str) -> bytes:
+    """``ascii_shadow(text).lower()``, remembered like the shadow (keywords are looked for in
+    it, and a long text is first checked for any of them)."""
+    global _LOWER_MEMO  # noqa: PLW0603 - a one-entry memo; a tuple swap is atomic
+    memo = _LOWER_MEMO
+    if memo[0] is text:
+        return memo[1]
+    lower = ascii_shadow(text).lower()
+    _LOWER_MEMO = (text, lower)
+    return lower
 
 
 def _spans(regex: re2._Regexp, text: str) -> Iterator[tuple[tuple[int, int], str]]:

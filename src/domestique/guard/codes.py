@@ -19,7 +19,8 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode("cmd.secret_egress", "A secret written in the command line is sent to the network."),
     ReasonCode(
-        "cmd.credential_read", "A credential file (SSH key, cloud credentials, ...) is read."
+        "cmd.credential_read",
+        "A credential store (SSH key, cloud credentials, keychain, process memory) is read.",
     ),
     ReasonCode("cmd.destructive.rm_root", "A recursive delete of /, ~, $HOME or a system root."),
     ReasonCode(
@@ -108,7 +109,42 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode(
         "cmd.recon",
-        "Privilege-escalation or credential hunting (setuid/writable-file searches, key hunts).",
+        "Privilege-escalation or credential hunting, or a search of the whole system (setuid, "
+        "writable or owner searches, key and password hunts, grep -r or hidden-file hunts of /).",
+    ),
+    ReasonCode(
+        "cmd.collection",
+        "Packs data for removal: archives of / or home, mail or login records; encrypted "
+        "archives of files outside the project; the account list copied to a file.",
+    ),
+    ReasonCode(
+        "cmd.password_attack",
+        "Guesses or cracks passwords (hydra, john, hashcat), or logs in with a password given "
+        "on the command line (sshpass).",
+    ),
+    ReasonCode(
+        "cmd.clock_change",
+        "Sets the system clock or turns off time sync (log times and certificate checks).",
+    ),
+    ReasonCode(
+        "cmd.network_config",
+        "Changes name resolution or the system proxy (/etc/hosts, resolv.conf, networksetup).",
+    ),
+    ReasonCode(
+        "cmd.evasion.timestomp",
+        "Backdates file times before 1980 or copies a system file's times (touch -t/-d/-r, "
+        "SetFile -m/-d): a changed file made to look old.",
+    ),
+    ReasonCode(
+        "cmd.evasion.hidden_file",
+        "Hides files from the user's file browser (chflags hidden, SetFile -a V).",
+    ),
+    ReasonCode(
+        "cmd.evasion.shred", "Overwrites files so they cannot be recovered (shred): anti-forensics."
+    ),
+    ReasonCode(
+        "cmd.debug_trap",
+        "A DEBUG trap: the shell runs code before every command, which sees each command line.",
     ),
     ReasonCode(
         "cmd.script_unread",

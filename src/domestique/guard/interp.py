@@ -21,7 +21,7 @@ _SHELL_CALL = re.compile(
     r"exec|execFile|execFileSync|spawn|spawnSync|os\.execute|io\.popen|execute|"
     r"Open3\.\w+|IO\.popen|Kernel\.(?:system|exec|spawn)|pty\.spawn|"
     r"os\.exec[lv]p?e?|os\.spawn[lv]p?e?|runtime\.exec|Runtime\.getRuntime\(\)\.exec|qx|"
-    r"pcntl_exec|run|ProcessBuilder|esyscmd|syscmd|do\s+shell\s+script)"
+    r"pcntl_exec|run|ProcessBuilder|esyscmd|syscmd|do\s+(?:shell\s+)?script)"
     r")\s*[({]?\s*(\[\s*" + _STR + r"(?:\s*,\s*" + _STR + r")*\s*\]|" + _STR + r"(?:\s*,\s*"
     r"" + _STR + r")*)"
 )

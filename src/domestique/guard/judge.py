@@ -76,15 +76,22 @@ def judge_command(
     hosts: tuple[str, ...] = ()
     fast = False
     try:
-        from domestique.policy import DecisionContext
-
+        policy_module = _POLICY_MODULE or _load_policy_module()
         if is_plainly_safe(command):
             fast = True
             unfolded = (command,)
             reasons: tuple[Reason, ...] = ()
         else:
             reasons, unfolded, masked, hosts = _analyze(command, cwd=cwd, scanner=scanner)
-        ctx = DecisionContext(component=component, actor=actor, agent=agent, tool=tool, hosts=hosts)
+        key = (component, actor, agent, tool, hosts)
+        ctx = _CONTEXTS.get(key)
+        if ctx is None:
+            ctx = policy_module.DecisionContext(
+                component=component, actor=actor, agent=agent, tool=tool, hosts=hosts
+            )
+            if len(_CONTEXTS) >= 1024:
+                _CONTEXTS.clear()
+            _CONTEXTS[key] = ctx
         verdict = policy.decide(reasons, ctx)
     except BaseException as exc:  # noqa: BLE001 - fail closed: any error denies
         from domestique.boundary import error_reason  # names type and frame, never the message
@@ -109,13 +116,35 @@ def analyze_command(
     return _analyze(command, cwd=cwd, scanner=scanner)[0]
 
 
+# Imported on first use (the fast path must not pull in the parser), then kept: an import
+# statement inside a function that runs on every judgement costs a module lookup each time. The
+# modules are kept, not their functions, so a function replaced on its module is the one called.
+_POLICY_MODULE: Any = None
+_FULL_PATH: Any = None
+# Decision contexts are frozen values: one per (component, actor, agent, tool, hosts), reused.
+_CONTEXTS: dict[tuple[Any, ...], Any] = {}
+
+
+def _load_policy_module() -> Any:
+    global _POLICY_MODULE  # noqa: PLW0603 - see above
+    import domestique.policy
+
+    _POLICY_MODULE = domestique.policy
+    return _POLICY_MODULE
+
+
+def _load_full_path() -> Any:
+    global _FULL_PATH  # noqa: PLW0603 - see above
+    from domestique.guard import rules, unfold
+
+    _FULL_PATH = (unfold, rules)
+    return _FULL_PATH
+
+
 def _analyze(
     command: str, *, cwd: str | None, scanner: Scanner | None
 ) -> tuple[tuple[Reason, ...], tuple[str, ...], str, tuple[str, ...]]:
-    from domestique.guard.model import Hit
-    from domestique.guard.rules import judge_unfolded
-    from domestique.guard.unfold import read_script, unfold_command
-
+    unfold, rules = _FULL_PATH or _load_full_path()
     if len(command) > MAX_COMMAND_CHARS:
         reason = Reason(
             "engine.parse_error",
@@ -123,8 +152,8 @@ def _analyze(
             (Evidence(f"command[0:{len(command)}]"),),
         )
         return (reason,), (), _heuristic_mask(command[:2000]), ()
-    unfolded = unfold_command(command, cwd=cwd, read_file=read_script)
-    hits, egress = judge_unfolded(
+    unfolded = unfold.unfold_command(command, cwd=cwd, read_file=unfold.read_script)
+    hits, egress = rules.judge_unfolded(
         command, unfolded, cwd=cwd, domestique_home=os.environ.get("DOMESTIQUE_HOME")
     )
     secrets: list[str] = []
@@ -133,11 +162,12 @@ def _analyze(
     hosts = _hosts(unfolded.invocations) if egress else ()
 
     masked_command = _heuristic_mask(command)
-    maybe_secret = bool(secrets) or masked_command != command
+    if not secrets and masked_command == command:
+        # Nothing in the command looks like a secret: no rendering of it needs masking.
+        rendered = tuple([inv.render() for inv in unfolded.invocations])
+        return _reasons(hits, None) if hits else (), rendered, masked_command, hosts
 
     def mask(text: str) -> str:
-        if not maybe_secret:
-            return text
         from domestique.keys import mask_preview
 
         for value in secrets:
@@ -145,14 +175,18 @@ def _analyze(
         return _heuristic_mask(text)
 
     rendered = tuple(mask(inv.render()) for inv in unfolded.invocations)
-    return _reasons(hits, mask, Hit), rendered, mask(command) if secrets else masked_command, hosts
+    return _reasons(hits, mask), rendered, mask(command) if secrets else masked_command, hosts
 
 
-def _reasons(hits: Sequence[Hit], mask: Any, hit_type: Any) -> tuple[Reason, ...]:
+def _reasons(hits: Sequence[Hit], mask: Any) -> tuple[Reason, ...]:
+    """Hits merged into reasons (one per code and message, up to 8 evidence spans each).
+
+    ``mask`` masks evidence previews; None when the command holds nothing that needs masking.
+    """
     merged: dict[tuple[str, str], list[Evidence]] = {}
     for h in hits:
         where = f"command[{h.span[0]}:{h.span[1]}]"
-        preview = mask(h.judged)[:240] if h.judged else ""
+        preview = "" if not h.judged else (h.judged if mask is None else mask(h.judged))[:240]
         ev = Evidence(where=where, preview=preview, fingerprint=getattr(h, "fingerprint", ""))
         key = (h.code, h.message)
         bucket = merged.setdefault(key, [])
@@ -192,6 +226,18 @@ def _secret_hits(command: str, scanner: Scanner | None, secrets: list[str]) -> l
         if f.code == "engine.detector_error":
             out.append(_SecretHit(f.code, "secret detection failed", (f.start, f.end), "", ""))
             continue
+        if f.code.startswith("infra."):
+            # An identifier, not a secret: its own code, which the policy allows by default.
+            out.append(
+                _SecretHit(
+                    f.code,
+                    f"{f.code} in a command that reaches the network",
+                    (f.start, f.end),
+                    f.preview,
+                    f.fingerprint,
+                )
+            )
+            continue
         if not f.code.startswith(("secret.", "records.")):
             continue
         secrets.append(command[f.start : f.end])
@@ -209,6 +255,8 @@ def _secret_hits(command: str, scanner: Scanner | None, secrets: list[str]) -> l
 
 
 _MASK_RE: Any = None
+# Every value the pattern below masks comes after (or, for user:pass@host, before) one of these.
+_MASK_HINTS = ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "@", "cred")
 
 
 def _heuristic_mask(text: str) -> str:
@@ -217,11 +265,7 @@ def _heuristic_mask(text: str) -> str:
     ``TOKEN=…``, ``--password …``, ``Authorization: Bearer …``, ``user:pass@host``.
     """
     global _MASK_RE  # noqa: PLW0603 - compiled on first use, keeps the fast path import-light
-    lowered = text.lower()
-    if not any(
-        k in lowered
-        for k in ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "@", "cred")
-    ):
+    if not any(map(text.lower().__contains__, _MASK_HINTS)):  # map: no Python-level loop
         return text
     import re
 

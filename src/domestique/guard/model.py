@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 Span = tuple[int, int]
 
@@ -26,6 +27,30 @@ class Word:
     span: Span
     subs: tuple[int, ...] = ()
     procsub: bool = False
+
+    def __init__(
+        self,
+        text: str,
+        literal: bool,
+        span: Span,
+        subs: tuple[int, ...] = (),
+        procsub: bool = False,
+    ) -> None:
+        # The generated frozen ``__init__`` goes through ``object.__setattr__`` per field; the
+        # slot descriptors' setters do the same with less overhead (the guard makes one Word per
+        # shell word on every judgement).
+        _SET_TEXT(self, text)
+        _SET_LITERAL(self, literal)
+        _SET_SPAN(self, span)
+        _SET_SUBS(self, subs)
+        _SET_PROCSUB(self, procsub)
+
+
+_SET_TEXT: Any = vars(Word)["text"].__set__
+_SET_LITERAL: Any = vars(Word)["literal"].__set__
+_SET_SPAN: Any = vars(Word)["span"].__set__
+_SET_SUBS: Any = vars(Word)["subs"].__set__
+_SET_PROCSUB: Any = vars(Word)["procsub"].__set__
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,33 +93,35 @@ class Invocation:
     inside_sub: bool = False
     code_network: bool = False  # interpreter code that talks to the network
     code_creds: tuple[str, ...] = ()  # credential paths named in interpreter code
-    # Caches: an invocation's words do not change once it is recorded.
-    _name: str | None = field(default=None, repr=False, compare=False)
-    _args: list[str] | None = field(default=None, repr=False, compare=False)
+    # Derived from ``words`` (plain attributes, not properties: the rules read them dozens of
+    # times per command line). ``words`` is only ever replaced through ``retarget``.
+    name: str = field(init=False, default="", repr=False, compare=False)
+    """The program's base name, lower-cased (``/usr/bin/CURL`` -> ``curl``)."""
+    args: list[str] = field(init=False, default_factory=list, repr=False, compare=False)
+    """The argument texts (every word but the first)."""
     _rendered: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        words = self.words
+        if words:
+            self.name = program_name(words[0].text)
+            self.args = [w.text for w in words[1:]]
 
     @property
     def argv(self) -> list[str]:
         return [w.text for w in self.words]
 
-    @property
-    def name(self) -> str:
-        """The program's base name, lower-cased (``/usr/bin/CURL`` -> ``curl``)."""
-        if self._name is None:
-            self._name = program_name(self.words[0].text) if self.words else ""
-        return self._name
-
-    @property
-    def args(self) -> list[str]:
-        if self._args is None:
-            self._args = [w.text for w in self.words[1:]]
-        return self._args
-
     def retarget(self, words: list[Word], via: tuple[str, ...]) -> None:
         """Point this (not yet recorded) invocation at the command a wrapper runs."""
         self.words = words
         self.via = via
-        self._name = self._args = self._rendered = None
+        self._rendered = None
+        if words:
+            self.name = program_name(words[0].text)
+            self.args = [w.text for w in words[1:]]
+        else:
+            self.name = ""
+            self.args = []
 
     def render(self) -> str:
         """The unfolded command as text (for evidence and ``CommandJudgement.unfolded``)."""
@@ -103,15 +130,25 @@ class Invocation:
         return self._rendered
 
     def _render(self) -> str:
-        parts = [*(f"{k}={v}" for k, v in self.env.items()), *(_show(w.text) for w in self.words)]
-        parts += [f"{r.fd}{r.op} {_show(r.target.text)}" for r in self.redirects]
-        text = " ".join(parts)
+        texts = [w.text for w in self.words]
+        text = " ".join(texts)
+        # One match over the joined words: when it passes and the spaces are exactly the joins,
+        # no word is empty or holds a space, so every word is plain and shows as written.
+        if not (text.count(" ") == len(texts) - 1 and _PLAIN_WORDS.fullmatch(text)):
+            text = " ".join([_show(t) for t in texts])
+        if self.env or self.redirects:
+            parts = [f"{k}={v}" for k, v in self.env.items()]
+            if texts:
+                parts.append(text)
+            parts += [f"{r.fd}{r.op} {_show(r.target.text)}" for r in self.redirects]
+            text = " ".join(parts)
         if self.via:
             text = f"{text}  [via {' > '.join(self.via)}]"
         return text
 
 
 _PLAIN = re.compile(r"[\w\-./=:,@%+~$*?\[\]{}]+", re.ASCII)
+_PLAIN_WORDS = re.compile(r"[\w\-./=:,@%+~$*?\[\]{}]+(?: [\w\-./=:,@%+~$*?\[\]{}]+)*", re.ASCII)
 
 
 def _show(text: str) -> str:

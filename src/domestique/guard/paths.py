@@ -63,24 +63,53 @@ def resolve(text: str, cwd: str | None) -> str:
 
 
 _CACHE_MAX = 4096
-_PLACES: dict[tuple[str, str | None, str, str], Place] = {}
+# (text, cwd) -> (place, HOME, TMPDIR): each variable as it was when the place was worked out,
+# or None when working it out did not read that variable (the place does not depend on it).
+_PLACES: dict[tuple[str, str | None], tuple[Place, str | None, str | None]] = {}
 _CANONICAL: dict[tuple[str, str | None, str], str] = {}
 
 
+class _EnvReads:
+    """The environment variables one classification read (so its cache entry checks only them)."""
+
+    __slots__ = ("home", "tmpdir")
+
+    def __init__(self) -> None:
+        self.home: str | None = None
+        self.tmpdir: str | None = None
+
+    def get_home(self) -> str:
+        self.home = os.environ.get("HOME", "")
+        return self.home
+
+    def get_tmpdir(self) -> str:
+        self.tmpdir = os.environ.get("TMPDIR", "")
+        return self.tmpdir
+
+
 def classify(text: str, cwd: str | None) -> Place:
-    """Where ``text`` points, as the rules need it (cached: pure in text, cwd, HOME, TMPDIR)."""
-    env = os.environ
-    key = (text, cwd, env.get("HOME", ""), env.get("TMPDIR", ""))
-    place = _PLACES.get(key)
-    if place is None:
-        place = _classify(text, cwd)
-        if len(_PLACES) >= _CACHE_MAX:
-            _PLACES.clear()
-        _PLACES[key] = place
+    """Where ``text`` points, as the rules need it (cached: pure in text, cwd, HOME, TMPDIR).
+
+    Most paths do not depend on HOME or TMPDIR at all; a cached answer re-reads only the
+    variables its computation read (a missing variable is slow to look up).
+    """
+    key = (text, cwd)
+    hit = _PLACES.get(key)
+    if hit is not None:
+        place, home, tmpdir = hit
+        if (home is None or os.environ.get("HOME", "") == home) and (
+            tmpdir is None or os.environ.get("TMPDIR", "") == tmpdir
+        ):
+            return place
+    reads = _EnvReads()
+    place = _classify(text, cwd, reads)
+    if len(_PLACES) >= _CACHE_MAX:
+        _PLACES.clear()
+    _PLACES[key] = (place, reads.home, reads.tmpdir)
     return place
 
 
-def _classify(text: str, cwd: str | None) -> Place:
+def _classify(text: str, cwd: str | None, env: _EnvReads) -> Place:
     raw = normalize(text)
     m = _TMP_VAR.match(raw)
     if m:
@@ -105,12 +134,12 @@ def _classify(text: str, cwd: str | None) -> Place:
         rel = posixpath.normpath(raw) if raw else "."
         if rel == ".." or rel.startswith("../"):
             if cwd:
-                escaped = classify(posixpath.normpath(posixpath.join(cwd, rel)), None)
+                escaped = _classify(posixpath.normpath(posixpath.join(cwd, rel)), None, env)
                 # Leaving the project is "outside" even when the project sits in a temp folder.
                 return Place.OUTSIDE if escaped is Place.TEMP else escaped
             return Place.OUTSIDE
         if rel in (".", "*", ".*") or raw in ("./*", "./.*", "./"):
-            home = os.environ.get("HOME", "").rstrip("/")
+            home = env.get_home().rstrip("/")
             if cwd is not None and (cwd.rstrip("/") in ("", home) or cwd == "~"):
                 return Place.ROOT  # "the project" is / or the home folder itself
             return Place.PROJECT_ROOT
@@ -130,7 +159,7 @@ def _classify(text: str, cwd: str | None) -> Place:
             return Place.PROJECT
     if any((path + "/").startswith(t) for t in TEMP_ROOTS):
         return Place.TEMP if path.count("/") > 1 and path not in ("/private/tmp",) else Place.ROOT
-    tmpdir = os.environ.get("TMPDIR", "").rstrip("/")
+    tmpdir = env.get_tmpdir().rstrip("/")
     if tmpdir and len(tmpdir) > 1 and path.startswith(tmpdir + "/"):
         return Place.TEMP
     parts = path.split("/")

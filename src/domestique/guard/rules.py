@@ -31,7 +31,7 @@ DOWNLOADERS = frozenset(
     {
         "curl", "wget", "fetch", "aria2c", "http", "https", "xh", "xhs", "lwp-download",
         "lwp-request", "get", "axel", "curlie", "httpie", "tftp", "ftp", "wget2", "lynx",
-        "links", "w3m", "elinks", "invoke-webrequest", "iwr", "certutil",
+        "links", "w3m", "elinks", "invoke-webrequest", "iwr", "certutil", "nscurl",
     }
 )  # fmt: skip
 RAW_NETWORK = frozenset(
@@ -54,7 +54,7 @@ DECODERS = frozenset(
         "base64", "base32", "basenc", "xxd", "openssl", "gzip", "gunzip", "zcat", "bzip2",
         "bunzip2", "bzcat", "xz", "unxz", "xzcat", "zstd", "unzstd", "zstdcat", "lz4", "uudecode",
         "rev", "tr", "printf", "echo", "od", "gpg", "perl", "python", "ruby", "node", "php",
-        "awk", "sed", "iconv", "recode", "uncompress", "lzma", "unlzma",
+        "awk", "sed", "iconv", "recode", "uncompress", "lzma", "unlzma", "b64decode",
     }
 )  # fmt: skip
 # Programs that only look at a path; a credential or settings path in them is not a read/write.
@@ -70,7 +70,7 @@ READ_ONLY = LOOK_ONLY | frozenset(
         "cat", "less", "more", "head", "tail", "grep", "rg", "ag", "jq", "yq", "diff", "cmp",
         "md5sum", "sha1sum", "sha256sum", "shasum", "bat", "view", "nl", "od", "hexdump", "xxd",
         "strings", "find", "tree", "git", "code", "cursor", "python", "node", "wc", "sort",
-        "uniq", "cut", "awk", "column", "fold",
+        "uniq", "cut", "awk", "column", "fold", "source", ".",
     }
 )  # fmt: skip
 PROTECTED_BRANCHES = re.compile(
@@ -134,7 +134,9 @@ def is_egress(inv: Invocation) -> bool:
     n = inv.name
     if inv.code_network:
         return True
-    if any("/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text for r in inv.redirects):
+    if inv.redirects and any(
+        "/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text for r in inv.redirects
+    ):
         return True
     if n not in NETWORK:
         return False
@@ -182,7 +184,7 @@ def _decodes(inv: Invocation) -> bool:
         return any(not w.literal for w in inv.words) or any("\\x" in a or "\\0" in a for a in args)
     if n in ("tr", "rev", "gunzip", "zcat", "bzcat", "bunzip2", "unxz", "xzcat", "unzstd"):
         return True
-    if n in ("zstdcat", "iconv", "recode", "uncompress", "unlzma", "od", "gpg"):
+    if n in ("zstdcat", "iconv", "recode", "uncompress", "unlzma", "od", "gpg", "b64decode"):
         return True
     return n in ("perl", "python", "ruby", "node", "php", "awk", "sed")
 
@@ -308,6 +310,8 @@ def _rule_find(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     roots = [w for w in inv.words[1:] if not w.text.startswith(("-", "(", "!"))][:1]
     for r in roots or [Word(".", True, inv.span)]:
         place = classify(r.text, ctx.cwd)
+        if r.text.rstrip("/") in _TEMP_TOPS:
+            continue  # old files under /tmp: the scratch space `rm -rf /tmp/*` may clear too
         if place is Place.ROOT:
             yield Hit(
                 "cmd.destructive.find_delete",
@@ -891,6 +895,8 @@ def _rule_shell_escape(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     n = inv.name
     if n in SHELLS or n in _SHELL_ESCAPE_OK or n in WRAPPERS:
         return
+    if not inv.env and "sh" not in "\n".join(inv.args):
+        return  # _SHELL_ARG needs "sh" in a word (cheap first: this rule runs on most commands)
     texts = [(w.text if w.literal else _SUBST.sub(" ", w.text), w.span) for w in inv.words[1:]]
     texts += [(f"{k}={v}", inv.span) for k, v in inv.env.items()]
     previous = ""
@@ -911,6 +917,8 @@ def _rule_shell_subcommand(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     ``poetry shell``, ``pipenv shell``, ``ansible-test shell``, ``adb shell``: the session's
     input is typed later and never judged. ``adb shell ls`` (a command given) is judged as usual.
     """
+    if len(inv.words) < 2 or inv.words[1].text != "shell":
+        return  # the test below needs it (cheap first: this rule runs on most commands)
     positional = [w for w in inv.words[1:] if not w.text.startswith("-")]
     if len(positional) == 1 and positional[0].text == "shell" and inv.words[1] is positional[0]:
         yield Hit("cmd.interactive_shell", f"{inv.name} shell starts an interactive shell",
@@ -1155,8 +1163,49 @@ def _rule_container(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.privilege.container", f"{n} shares the host's root", inv.span, judged)
 
 
+def _system_wide(text: str, cwd: str | None) -> bool:
+    """``/``, a system top folder (``/etc``, ``/var``, ``/usr/*``) or every home (``/home``).
+
+    The user's own home (``~``) and the temp roots are not: a search there is ordinary work.
+    """
+    if classify(text, cwd) is not Place.ROOT:
+        return False
+    canon = canonical_for_match(text, cwd)
+    return canon.startswith("/") and canon.rstrip("/*") not in _TEMP_TOPS
+
+
+def _secret_root(text: str, cwd: str | None) -> bool:
+    """``/``, ``/etc``, ``/var``, ``/srv`` or every home: where a blind search finds secrets."""
+    canon = canonical_for_match(text, cwd)
+    return canon.startswith("/") and (canon.rstrip("/*") or "/") in _SECRET_ROOTS
+
+
+_SECRET_ROOTS = frozenset(
+    {"/", "/etc", "/home", "/Users", "/root", "/var", "/srv", "/private", "/private/etc",
+     "/private/var"}
+)  # fmt: skip
+# Start-up and service folders: a file there not owned by root is a privilege-escalation lead.
+_SERVICE_DIRS = re.compile(
+    r"^/(?:etc/(?:init\.d|init|rc\.d|rc\d\.d|systemd|cron[^/]*|xinetd\.d)|(?:usr/)?lib/systemd|"
+    r"usr/local/etc/rc\.d|Library/Launch(?:Agents|Daemons))(?:/|$)"
+)
+_TEMP_TOPS = frozenset({"/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp", "/dev/shm"})  # noqa: S108 - matched, never opened
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "strings"})
+# Recursive listers of attributes (``ls -R`` and ``tree`` are plain looks, see _rule_recon's awk).
+_RECURSIVE_LISTERS = {"getfacl": "R", "lsattr": "R", "xattr": "r"}
+_PERMISSION_FILTER = re.compile(r"\$1\s*~\s*/[^/]*[ws]")
+# Hidden files and backup copies: where a system-wide hunt finds keys, tokens and old shadows.
+_HIDDEN_OR_BACKUP = re.compile(r"^\.\*|^\*?\.(?:bak|old|backup|orig|save|swp)\*?$|~$", re.I)
+_OWNER_TESTS = frozenset({"-user", "-uid", "-group", "-gid"})
+
+
 def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
-    """Privilege-escalation and credential hunting: SUID searches, writable dirs, key hunts."""
+    """Privilege-escalation and credential hunting, and enumeration of the whole system.
+
+    SUID/writable/ownership searches, key and password hunts, recursive listings and content
+    searches of ``/``, a system top folder or every home. The same searches inside the project,
+    a temp folder or one's own home are ordinary work and stay quiet.
+    """
     n = inv.name
     judged = inv.render()
     argv = " ".join(inv.argv)
@@ -1164,24 +1213,32 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if any(map(low.__contains__, _RECON_TOOL_HINTS)) and _RECON_TOOLS.search(argv):
         yield Hit("cmd.recon", "runs a privilege-escalation enumeration tool", inv.span, judged)
         return
-    if n in ("grep", "egrep", "rg", "ag") and re.search(
-        r"(?i)pass|secret|token|api.?key", " ".join(inv.args)
-    ):
-        paths = [w.text for w in inv.words[1:] if not w.text.startswith("-")][1:]
-        paths += [
-            u.args[0] for u in (ctx.invs[i] for i in inv.upstream) if u.name == "cat" and u.args
-        ]
-        for p in paths:
-            canon = canonical_for_match(p, ctx.cwd)
-            if classify(p, ctx.cwd) is Place.ROOT or HISTORY_FILES.search(canon):
-                yield Hit("cmd.recon", f"{n} hunts for passwords in {p}", inv.span, judged)
+    if n in _GREPS:
+        yield from _recon_grep(inv, ctx, judged)
+        return
+    if n in _RECURSIVE_LISTERS:
+        flags, rest = _opts(inv.words[1:])
+        recursive = _RECURSIVE_LISTERS[n] in flags or "--recursive" in flags
+        for w in rest if recursive else ():
+            if _secret_root(w.text, ctx.cwd):
+                yield Hit("cmd.recon", f"{n} lists all of {w.text} recursively", w.span, judged)
                 return
-    if (
-        n == "awk"
-        and "/etc/passwd" in inv.args
-        and re.search(r"\$3\s*==\s*\"?0", " ".join(inv.args))
-    ):
-        yield Hit("cmd.recon", "awk lists the root-equivalent accounts", inv.span, judged)
+        return
+    if n == "awk":
+        program = " ".join(inv.args)
+        ups = [ctx.invs[i] for i in inv.upstream]
+        if re.search(r"\$3\s*==\s*\"?0", program) and "/etc/passwd" in [
+            *inv.args,
+            *(a for u in ups for a in u.args),
+        ]:
+            yield Hit("cmd.recon", "awk lists the root-equivalent accounts", inv.span, judged)
+        elif _PERMISSION_FILTER.search(program) and any(
+            u.name == "ls" and "R" in _opts(u.words[1:])[0]
+            and any(_system_wide(w.text, ctx.cwd) for w in _opts(u.words[1:])[1])
+            for u in ups
+        ):  # fmt: skip
+            yield Hit("cmd.recon", "awk picks writable or setuid entries from a system listing",
+                      inv.span, judged)  # fmt: skip
         return
     if n != "find":
         return
@@ -1189,6 +1246,7 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     roots = [a for a in args if not a.startswith(("-", "(", "!", "\\"))][:1] or ["."]
     place = classify(roots[0], ctx.cwd)
     wide = place in (Place.ROOT, Place.SYSTEM, Place.HOME, Place.VARIABLE) or place is Place.OUTSIDE
+    system = _secret_root(roots[0], ctx.cwd)
     for i, a in enumerate(args):
         nxt = args[i + 1] if i + 1 < len(args) else ""
         if a == "-perm" and (_RECON_PERM.match(nxt) or nxt in ("-o", "-g")) and wide:
@@ -1204,6 +1262,356 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if a in ("-name", "-iname", "-path") and _RECON_NAMES.search(nxt) and wide:
             yield Hit("cmd.recon", f"find hunts for credential files ({nxt})", inv.span, judged)
             return
+        if not system:
+            continue
+        if a in _OWNER_TESTS:
+            yield Hit("cmd.recon", f"find searches {roots[0]} by owner ({a} {nxt})", inv.span,
+                      judged)  # fmt: skip
+            return
+        if a in ("-name", "-iname", "-path", "-wholename") and _HIDDEN_OR_BACKUP.search(nxt):
+            yield Hit("cmd.recon", f"find hunts hidden or backup files ({nxt}) under {roots[0]}",
+                      inv.span, judged)  # fmt: skip
+            return
+        if a in ("-exec", "-execdir") and nxt.rsplit("/", 1)[-1] in _GREPS:
+            yield Hit("cmd.recon", f"find searches file contents across {roots[0]}", inv.span,
+                      judged)  # fmt: skip
+            return
+    if _SERVICE_DIRS.match(roots[0]) and _OWNER_TESTS.intersection(args):
+        yield Hit("cmd.recon", f"find searches {roots[0]} by owner", inv.span, judged)
+
+
+def _recon_grep(inv: Invocation, ctx: Context, judged: str) -> Iterator[Hit]:
+    """Password hunts in system roots or history; any recursive search of a system root."""
+    n = inv.name
+    flags, rest = _opts(inv.words[1:])
+    paths = [w.text for w in rest[1:]] if not ({"e", "f"} & flags) else [w.text for w in rest]
+    if re.search(r"(?i)pass|secret|token|api.?key", " ".join(inv.args)):
+        hunted = paths + [
+            u.args[0] for u in (ctx.invs[i] for i in inv.upstream) if u.name == "cat" and u.args
+        ]
+        for p in hunted:
+            canon = canonical_for_match(p, ctx.cwd)
+            if classify(p, ctx.cwd) is Place.ROOT or HISTORY_FILES.search(canon):
+                yield Hit("cmd.recon", f"{n} hunts for passwords in {p}", inv.span, judged)
+                return
+    recursive = n in ("rg", "ag", "ack") or bool(
+        {"r", "R", "--recursive", "--dereference-recursive"} & flags
+    )
+    if recursive:
+        for p in paths:
+            if _secret_root(p, ctx.cwd):
+                yield Hit("cmd.recon", f"{n} searches every file under {p}", inv.span, judged)
+                return
+
+
+# Mail stores and login records: collected for what they say about people, not for the project.
+_MAIL_STORES = re.compile(
+    r"(?:^|/)(?:var/(?:spool/)?mail(?:/.*)?$|Library/(?:Mail|Messages)(?:/.*)?$|"
+    r"\.thunderbird(?:/.*)?$|\.local/share/evolution/mail(?:/.*)?$)"
+)
+_LOGIN_RECORDS = re.compile(
+    r"(?:^|/)var/(?:run|log|adm)/(?:[ubw]|\{[ubw,]+\})tmp(?:\.\d+)?$|(?:^|/)var/log/lastlog$"
+)
+_ACCOUNT_LISTS = re.compile(r"(?:^|/)etc/(?:passwd|group|master\.passwd)$")
+_MAIL_HINTS = ("mail", "messages", "thunderbird", "evolution")
+_ARCHIVERS = frozenset({"tar", "bsdtar", "gtar", "zip", "7z", "7za", "7zr", "rar", "cpio", "ditto"})
+_CIPHER = re.compile(r"^-?(?:enc|aes|des|bf|camellia|chacha|cast|rc[24]|seed|sm4|aria)", re.I)
+_COLLECT_NAMES = _ARCHIVERS | frozenset({"openssl", "gpg", "cp", "cat", "mkdir", "rsync", "mv"})
+
+
+def _archive_inputs(inv: Invocation) -> tuple[bool, list[Word], bool]:
+    """(creates an archive, the files it packs, encrypted with a password) for an archiver."""
+    n = inv.name
+    words = inv.words[1:]
+    texts = [w.text for w in words]
+    if n in ("tar", "bsdtar", "gtar"):
+        first = texts[0] if texts else ""
+        creates = any(
+            t in ("--create", "-c") or (t.startswith("-") and not t.startswith("--") and "c" in t)
+            for t in texts
+        ) or (bool(first) and not first.startswith("-") and "c" in first and len(first) <= 8)
+        inputs: list[Word] = []
+        skip = False
+        for i, w in enumerate(words):
+            t = w.text
+            if skip:
+                skip = False
+            elif t in ("-f", "--file", "-C", "--directory", "-T", "--files-from", "-X"):
+                skip = True
+            elif t.startswith("-") or (i == 0 and not t.startswith("-") and "f" in t and creates
+                                       and len(t) <= 8 and "/" not in t):  # fmt: skip
+                skip = t.endswith("f") and not t.startswith("--")
+            else:
+                inputs.append(w)
+        return creates, inputs, False
+    if n == "zip":
+        _, rest = _opts([w for w in words if w.text not in ("-P", "--password")])
+        password = any(t in ("-e", "--encrypt", "-P", "--password") for t in texts)
+        return True, rest[1:], password
+    if n in ("7z", "7za", "7zr", "rar"):
+        flags, rest = _opts(words)
+        creates = bool(rest) and rest[0].text in ("a", "u")
+        password = any(t.startswith(("-p", "-hp")) for t in texts)
+        return creates, rest[2:], password
+    if n == "ditto":
+        flags, rest = _opts(words)
+        return "c" in flags, rest[:-1], False
+    return False, [], False
+
+
+def _rule_collection(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Data packed or copied for removal: the kind of staging that comes before exfiltration.
+
+    Archives of ``/``, a system top folder, the whole home, login records or mail stores;
+    password-protected or encrypted archives of files outside the project; account lists copied
+    to a file. Archives and encryption of project files stay quiet.
+    """
+    n = inv.name
+    words = inv.words[1:]
+    if not words:
+        return
+    judged = inv.render()
+    flat = " ".join(w.text for w in words) + " " + " ".join(r.target.text for r in inv.redirects)
+    if n != "cat" and any(map(flat.lower().__contains__, _MAIL_HINTS)):
+        for w in [*words, *(r.target for r in inv.redirects)]:
+            if _MAIL_STORES.search(canonical_for_match(w.text, ctx.cwd)):
+                yield Hit("cmd.collection", f"{n} copies or changes a mail store ({w.text})",
+                          w.span, judged)  # fmt: skip
+                return
+    if n in _ARCHIVERS:
+        creates, inputs, password = _archive_inputs(inv)
+        if n == "cpio" and "-o" in inv.args:
+            creates = True
+            inputs = [w for i in inv.upstream if ctx.invs[i].name == "find"
+                      for w in ctx.invs[i].words[1:2]]  # fmt: skip
+        if not creates:
+            return
+        base = _cd_before(inv, ctx)
+        for w in inputs:
+            text = w.text
+            if base and not text.startswith(("/", "~", "$")):
+                text = posixpath.join(base, text)  # `cd /etc && tar czf - *`
+            canon = canonical_for_match(text, ctx.cwd)
+            if canon == "~" or _system_wide(text, ctx.cwd) or _LOGIN_RECORDS.search(canon):
+                yield Hit("cmd.collection", f"{n} packs {text}", w.span, judged)
+                return
+            if _HOME_CHILD_VARIABLE.fullmatch(canon):  # `$HOME/$USERNAME`: unset packs all home
+                yield Hit("cmd.collection", f"{n} packs {text} (the whole home if the variable "
+                          "is empty)", w.span, judged)  # fmt: skip
+                return
+            if password and classify(text, ctx.cwd) in _OUTSIDE_PLACES:
+                yield Hit("cmd.collection", f"{n} packs {text} under a password", w.span, judged)
+                return
+        return
+    if n in ("openssl", "gpg"):
+        args = inv.args
+        if n == "openssl":
+            encrypts = bool(args) and bool(_CIPHER.match(args[0])) and "-d" not in args
+            sources = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-in"]
+        else:
+            encrypts = any(a in ("-c", "--symmetric", "-e", "--encrypt") for a in args)
+            sources = [a for a in args[-1:] if not a.startswith("-")]
+        for src in sources if encrypts else ():
+            if classify(src, ctx.cwd) in _OUTSIDE_PLACES:
+                yield Hit("cmd.collection", f"{n} encrypts {src} from outside the project",
+                          inv.span, judged)  # fmt: skip
+                return
+        return
+    if n in ("cat", "cp") and ("passwd" in flat or "group" in flat):
+        if not any(_ACCOUNT_LISTS.search(a) for a in inv.args):
+            return
+        copies = n == "cp" or any(r.writes and r.target.text != "/dev/null" for r in inv.redirects)
+        if copies:
+            yield Hit("cmd.collection", f"{n} copies the account list to a file", inv.span,
+                      judged)  # fmt: skip
+
+
+_OUTSIDE_PLACES = (Place.HOME, Place.ROOT, Place.SYSTEM, Place.OUTSIDE)
+_HOME_CHILD_VARIABLE = re.compile(r"~/\$(?:\w+|\{\w+\})/?")
+
+
+def _cd_before(inv: Invocation, ctx: Context) -> str | None:
+    """The folder of the last literal ``cd`` earlier in the line (None: the working folder)."""
+    me = ctx.index[id(inv)]
+    for c in reversed(ctx.invs[:me]):
+        if c.name == "cd" and c.args and c.words[1].literal and c.args[0] != "-":
+            return c.args[0]
+    return None
+
+
+_PASSWORD_TOOLS = frozenset(
+    {"hydra", "medusa", "ncrack", "patator", "crowbar", "john", "hashcat", "crackmapexec",
+     "netexec", "nxc", "kerbrute", "sshpass", "thc-hydra", "ophcrack", "fcrackzip"}
+)  # fmt: skip
+
+
+def _rule_password_attack(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Password guessing and cracking tools, and logins whose password is on the command line."""
+    if inv.name == "sshpass":
+        msg = "sshpass logs in with a password given on the command line or from a list"
+    else:
+        msg = f"{inv.name} guesses or cracks passwords"
+    yield Hit("cmd.password_attack", msg, inv.span, inv.render())
+
+
+_CLOCK_NAMES = frozenset({"date", "timedatectl", "hwclock", "systemsetup", "gdate"})
+_DATE_VALUE_OPTS = frozenset({"-d", "--date", "-r", "--reference", "-f", "--file", "-z"})
+
+
+def _rule_clock(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """The system clock set or its time sync turned off (log times and certificates go wrong)."""
+    n = inv.name
+    args = inv.args
+    sets = False
+    if n in ("date", "gdate"):
+        if "-j" in args:  # BSD: parse only, never set
+            return
+        skip = False
+        for a in args:
+            if skip:
+                skip = False
+            elif a in _DATE_VALUE_OPTS:
+                skip = True
+            elif a in ("-s", "--set") or a.startswith("--set="):
+                sets = True
+            else:  # `date 0101000019` (MMDDhhmm[[CC]YY]) sets the clock
+                sets = sets or (not a.startswith(("-", "+")) and len(a) >= 8
+                                and a.replace(".", "").isdigit())  # fmt: skip
+    elif n == "timedatectl":
+        sets = bool(args) and (
+            args[0] == "set-time"
+            or (args[0] == "set-ntp" and args[1:2] in (["false"], ["0"], ["no"], ["off"]))
+        )
+    elif n == "hwclock":
+        sets = any(a in ("--set", "-s", "--hctosys") for a in args)
+    elif n == "systemsetup":
+        low = [a.lower() for a in args]
+        sets = bool({"-setdate", "-settime", "-setnetworktimeserver"} & set(low)) or (
+            "-setusingnetworktime" in low and "off" in low
+        )
+    if sets:
+        yield Hit("cmd.clock_change", f"{n} sets the system clock", inv.span, inv.render())
+
+
+_HOSTS_OR_DNS = re.compile(r"(?:^|/)etc/(?:hosts|resolv\.conf)$")
+_CA_STORES = re.compile(
+    r"(?:^|/)(?:usr/local/share/(?:ca-certificates|certs)|usr/share/ca-certificates|"
+    r"etc/(?:pki/ca-trust/source|pki/trust/anchors|ssl/certs|ca-certificates|pki/tls/certs))"
+    r"(?:/.*)?$"
+)
+_FILE_WRITERS = frozenset({"cp", "mv", "install", "ln", "tee", "rsync", "dd", "sed"})
+_SETTINGS_NAMES = (
+    _FILE_WRITERS
+    | _CLOCK_NAMES
+    | frozenset(
+        {
+            "networksetup",
+            "gsettings",
+            "certctl",
+            "ldapadd",
+            "ldapmodify",
+            "ldapdelete",
+            "ldappasswd",
+            "ldapmodrdn",
+        }
+    )
+)
+
+
+def _rule_system_settings(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Machine-wide settings: name resolution, proxies, trusted CAs, directory accounts."""
+    n = inv.name
+    judged = inv.render()
+    args = inv.args
+    targets = [r.target for r in inv.redirects if r.writes]
+    if n in _FILE_WRITERS and (n != "sed" or any(a.startswith("-i") for a in args)):
+        targets += [w for w in inv.words[1:] if not w.text.startswith("-")][-1:]
+    for t in targets:
+        if "etc/" not in t.text and "share/" not in t.text:
+            continue
+        path = canonical_for_match(t.text, ctx.cwd)
+        if _HOSTS_OR_DNS.search(path):
+            yield Hit("cmd.network_config", f"{n} changes {t.text}", t.span, judged)
+            return
+        if _CA_STORES.search(path):
+            yield Hit("cmd.security_disable", f"{n} adds to the trusted certificate authorities "
+                      f"({t.text})", t.span, judged)  # fmt: skip
+            return
+    if n in _CLOCK_NAMES:
+        yield from _rule_clock(inv, ctx)
+    elif n == "networksetup" and any(
+        a.lower().startswith(("-set", "-remove", "-delete", "-add")) for a in args
+    ):
+        yield Hit("cmd.network_config", "networksetup changes the network settings", inv.span,
+                  judged)  # fmt: skip
+    elif n == "gsettings" and args[:1] in (["set"], ["reset"]) and "proxy" in " ".join(args):
+        yield Hit("cmd.network_config", "gsettings changes the system proxy", inv.span, judged)
+    elif n == "certctl" and args[:1] and args[0] in ("rehash", "trust", "untrust"):
+        yield Hit("cmd.security_disable", "certctl changes the trusted certificate authorities",
+                  inv.span, judged)  # fmt: skip
+    elif n.startswith("ldap") and args:
+        yield Hit("cmd.privilege.accounts", f"{n} changes directory (LDAP) entries", inv.span,
+                  judged)  # fmt: skip
+
+
+_MEMORY = re.compile(r"(?:^|[=/])proc/[^/\s]+/mem$")
+_MEMORY_NAMES = frozenset({"dd", "cat", "strings", "xxd", "hexdump", "od", "head", "tail", "cp"})
+_LINE_EDITORS = frozenset({"ed", "red", "ex"})
+
+
+def _rule_memory_and_scripts(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Another process's memory read; a line editor's script that opens a credential file."""
+    n = inv.name
+    judged = inv.render()
+    if n in _MEMORY_NAMES:
+        for w in [*inv.words[1:], *(r.target for r in inv.redirects if r.reads)]:
+            if "/mem" in w.text and _MEMORY.search(w.text.removeprefix("if=")):
+                yield Hit("cmd.credential_read", f"{n} reads process memory ({w.text})", w.span,
+                          judged)  # fmt: skip
+                return
+        return
+    texts = [inv.stdin_text or ""]
+    texts += [" ".join(ctx.invs[i].args) for i in inv.upstream]
+    for text in texts:
+        for token in re.split(r"[\s,]+|\\n", text):
+            if token and _cred_hint(token) and CREDENTIAL_FILES.search(token):
+                yield Hit("cmd.credential_read", f"{n} script opens {token}", inv.span, judged)
+                return
+
+
+_FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox"})
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def _rule_file_server(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A built-in web server that publishes a folder outside the project (``/``, home, /tmp).
+
+    Serving the project (a site preview) is ordinary work; a server bound to loopback only is too.
+    """
+    n = inv.name
+    args = inv.args
+    folder: str | None = None
+    if n == "python" and any(a in ("http.server", "SimpleHTTPServer") for a in args):
+        pairs = zip(args, [*args[1:], ""], strict=True)
+        folder = next((v for a, v in pairs if a in ("-d", "--directory")), None)
+        if any(a in ("-b", "--bind") and v in _LOOPBACK for a, v in zip(args, [*args[1:], ""],
+                                                                        strict=True)):  # fmt: skip
+            return
+    elif n == "php" and "-S" in args:
+        if any(a.startswith(tuple(_LOOPBACK)) for a in args[args.index("-S") + 1 :][:1]):
+            return
+        folder = next((v for a, v in zip(args, [*args[1:], ""], strict=True) if a == "-t"), None)
+    elif n == "ruby" and "httpd" in " ".join(args) and any(a.startswith("-run") for a in args):
+        pass
+    elif n == "busybox" and args[:1] == ["httpd"]:
+        folder = next((v for a, v in zip(args, [*args[1:], ""], strict=True) if a == "-h"), None)
+    else:
+        return
+    if folder is None:
+        folder = _cd_before(inv, ctx)
+    if folder is not None and classify(folder, ctx.cwd) in (*_OUTSIDE_PLACES, Place.VARIABLE):
+        yield Hit("cmd.remote_access", f"{n} serves {folder} to the network", inv.span,
+                  inv.render())  # fmt: skip
 
 
 _SHELL_ESCAPE_OK = frozenset(
@@ -1254,6 +1662,127 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         for a in inv.args
     ):  # fmt: skip
         yield Hit("cmd.shell_escape", "sed's e command runs shell commands", inv.span, judged)
+
+
+# Dates before this year are not a build's: reproducible builds stamp 1980-01-01 (the zip epoch)
+# or SOURCE_DATE_EPOCH; a file dated 1970 is hiding its age.
+_OLDEST_PLAIN_YEAR = 1980
+_EPOCH_1980 = 315532800
+_SYSTEM_PROGRAM = re.compile(r"^/(?:s?bin|usr|lib\w*|etc|opt|System|Library|Applications)/")
+_EVASION_NAMES = frozenset({"touch", "SetFile", "setfile", "chflags", "shred", "trap"})
+
+
+def _stamp_year(stamp: str) -> int | None:
+    """The year of a ``touch -t`` stamp ``[[CC]YY]MMDDhhmm[.ss]``; None when it has none."""
+    digits = stamp.split(".", 1)[0]
+    if not digits.isdigit():
+        return None
+    if len(digits) == 12:
+        return int(digits[:4])
+    if len(digits) == 10:
+        yy = int(digits[:2])
+        return 1900 + yy if yy >= 69 else 2000 + yy
+    return None
+
+
+_OLD_YEAR = r"(?:1[0-8]\d\d|19[0-7]\d)"
+# A year before 1980 inside a calendar date (a lone 4-digit number is a time of day for GNU date):
+# 1970-01-01, 19700101, 01/01/1970, Jan 1 1970, 1 Jan 1970, 00:00:00 UTC 1970.
+_OLD_DATE = re.compile(
+    rf"(?<!\d)(?:{_OLD_YEAR}-\d\d?-\d\d?|{_OLD_YEAR}[01]\d[0-3]\d(?!\d)|"
+    rf"\d\d?/\d\d?/{_OLD_YEAR}(?!\d))|"
+    rf"[A-Za-z]{{3,}}\.?\s+\d\d?,?\s+{_OLD_YEAR}(?!\d)|"
+    rf"(?<!\d)\d\d?\s+[A-Za-z]{{3,}}\.?,?\s+{_OLD_YEAR}(?!\d)|"
+    rf"\d\d:\d\d(?::\d\d)?\s+(?:[A-Z]{{2,5}}\s+)?{_OLD_YEAR}(?!\d)"
+)
+
+
+def _date_is_old(text: str) -> bool:
+    """A date string (touch -d, SetFile -m) naming a year before 1980 or an epoch before it."""
+    m = re.fullmatch(r"\s*@(\d+)(?:\.\d*)?\s*", text)
+    if m:
+        return int(m.group(1)) < _EPOCH_1980
+    return _OLD_DATE.search(text) is not None
+
+
+def _touch_times(words: list[Word]) -> Iterator[tuple[str, Word]]:
+    """(kind, value) for each time source of a touch: ``t`` stamp, ``d`` date, ``r`` file."""
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        nxt = words[i + 1] if i + 1 < len(words) else None
+        if t == "--":
+            return
+        if t.startswith("--"):
+            name, eq, value = t.partition("=")
+            kind = {"--date": "d", "--reference": "r"}.get(name)
+            if kind and eq:
+                yield kind, Word(value, words[i].literal, words[i].span)
+            elif kind and nxt is not None:
+                yield kind, nxt
+                i += 1
+        elif t.startswith("-") and len(t) > 1:
+            for k, ch in enumerate(t[1:], start=1):
+                if ch in "tdr":  # takes a value: the rest of the cluster or the next word
+                    if t[k + 1 :]:
+                        yield ch, Word(t[k + 1 :], words[i].literal, words[i].span)
+                    elif nxt is not None:
+                        yield ch, nxt
+                        i += 1
+                    break
+        i += 1
+
+
+def _rule_evasion(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Covering tracks: backdated or borrowed file times, files hidden from the user, files
+    shredded past recovery, a DEBUG trap that sees every command."""
+    n = inv.name
+    judged = inv.render()
+    if n == "touch":
+        for kind, w in _touch_times(inv.words[1:]):
+            if not w.literal:
+                continue
+            if kind == "t" and (_stamp_year(w.text) or 9999) < _OLDEST_PLAIN_YEAR:
+                msg = f"touch backdates files to {w.text}"
+            elif kind == "d" and _date_is_old(w.text):
+                msg = f"touch backdates files to {w.text!r}"
+            elif kind == "r" and _SYSTEM_PROGRAM.match(w.text):
+                msg = f"touch copies the times of system file {w.text}"
+            else:
+                continue
+            yield Hit("cmd.evasion.timestomp", msg, w.span, judged)
+            return
+    elif n in ("SetFile", "setfile"):
+        words = inv.words[1:]
+        for i, w in enumerate(words[:-1]):
+            value = words[i + 1]
+            if w.text in ("-m", "-d") and value.literal and _date_is_old(value.text):
+                yield Hit("cmd.evasion.timestomp", f"SetFile backdates files to {value.text!r}",
+                          value.span, judged)  # fmt: skip
+                return
+            if w.text == "-a" and "V" in value.text:
+                yield Hit("cmd.evasion.hidden_file", "SetFile makes files invisible",
+                          value.span, judged)  # fmt: skip
+                return
+    elif n == "chflags":
+        _, rest = _opts(inv.words[1:])
+        if rest and "hidden" in rest[0].text.split(","):
+            yield Hit("cmd.evasion.hidden_file", "chflags hides files from the Finder",
+                      rest[0].span, judged)  # fmt: skip
+    elif n == "shred":
+        _, targets = _opts(inv.words[1:])
+        if targets and not any(classify(t.text, ctx.cwd) is Place.DEVICE for t in targets):
+            # A disk device is cmd.device_write (see _rule_rm).
+            yield Hit("cmd.evasion.shred", "shred overwrites files past recovery", inv.span,
+                      judged)  # fmt: skip
+    elif (
+        n == "trap"
+        and len(inv.words) > 2
+        and inv.args[0] not in ("", "-", "-p", "-l")  # reset, ignore, print, list
+        and "DEBUG" in (a.upper() for a in inv.args[1:])
+    ):
+        yield Hit("cmd.debug_trap", "a DEBUG trap runs code before every command (sees each "
+                  "command line)", inv.span, judged)  # fmt: skip
 
 
 def _rule_non_ascii(command: str) -> Iterator[Hit]:
@@ -1542,7 +2071,7 @@ _DATA_NAMES = (
     | {"gh", "rsync", "psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client"}
 )
 _RECON_NAMES_GATE = (
-    frozenset({"grep", "egrep", "rg", "ag", "awk", "find"}) | SHELLS | set(INTERPRETERS)
+    frozenset({"awk", "find"}) | _GREPS | frozenset(_RECURSIVE_LISTERS) | SHELLS | set(INTERPRETERS)
 )
 _SHELL_FILE_NAMES = frozenset(
     {"echo", "printf", "cat", "tee", "cp", "ln", "install", "rsync", "sed"}
@@ -1573,6 +2102,12 @@ PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_shell_files, lambda inv, n: n in _SHELL_FILE_NAMES),
     (_rule_chown_root, lambda inv, n: n in ("chown", "chgrp")),
     (_rule_file_transfer, lambda inv, n: n in _TRANSFER_NAMES),
+    (_rule_collection, lambda inv, n: n in _COLLECT_NAMES),
+    (_rule_password_attack, lambda inv, n: n in _PASSWORD_TOOLS),
+    (_rule_system_settings, lambda inv, n: n in _SETTINGS_NAMES or inv.redirects),
+    (_rule_memory_and_scripts, lambda inv, n: n in _MEMORY_NAMES or n in _LINE_EDITORS),
+    (_rule_file_server, lambda inv, n: n in _FILE_SERVERS and len(inv.words) > 1),
+    (_rule_evasion, lambda inv, n: n in _EVASION_NAMES and len(inv.words) > 1),
 )
 
 
@@ -1591,9 +2126,9 @@ def judge_unfolded(
         feeds={u for inv in invs for u in inv.upstream},
     )
     # One test over every word first: most command lines name no credential file at all.
-    any_cred = _cred_hint(
-        "\n".join([t for inv in invs for t in (*inv.args, *(r.target.text for r in inv.redirects))])
-    )
+    texts = [t for inv in invs for t in inv.args]
+    texts += [r.target.text for inv in invs for r in inv.redirects]
+    any_cred = _cred_hint("\n".join(texts))
     for i, inv in enumerate(invs):
         if any_cred:
             ctx.cred_reads += [(i, w) for w in _cred_words(inv, ctx)]
@@ -1610,8 +2145,12 @@ def judge_unfolded(
     hits.extend(_rule_exec_data(ctx))
     hits.extend(_rule_saved_exec(ctx))
     hits.extend(_rule_credentials(ctx))
-    hits.extend(_rule_egress_shapes(ctx))
-    hits.extend(_rule_non_ascii(command))
+    # Skipped when they cannot fire (most lines): the first looks only at the egress
+    # invocations, the second only at non-ASCII text.
+    if ctx.egress:
+        hits.extend(_rule_egress_shapes(ctx))
+    if not command.isascii():
+        hits.extend(_rule_non_ascii(command))
     hits.extend(_rule_privileged(ctx))
     return hits, bool(ctx.egress)
 

@@ -65,6 +65,13 @@ CODE_FLAGS = {
     "julia": ("-e", "--eval"),
     "gnuplot": ("-e",),
 }
+# Flags that only check syntax: the code read (a file, stdin) is parsed, never run. Not perl -c,
+# which runs BEGIN blocks and `use` imports.
+SYNTAX_CHECK_FLAGS = {
+    "php": ("-l", "--syntax-check"),
+    "ruby": ("-c",),
+    "node": ("-c", "--check"),
+}
 # Wrappers: how many option words take an argument, per wrapper.
 _OPT_WITH_ARG = {
     "sudo": set("ugChpDrtUTR") | {"--user", "--group", "--host", "--prompt", "--chdir"},
@@ -215,6 +222,10 @@ class _Text:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
 
 
+_NO_TEXT = _Text("", None)  # before any parse (read only: each parse makes its own)
+_TOP = Ctx()
+
+
 class Unfolder:
     """Walks tree-sitter trees into :class:`Invocation` objects. One instance per judgement."""
 
@@ -231,7 +242,7 @@ class Unfolder:
         self.written: dict[str, str] = {}  # files this command line writes with literal text
         self.parse_ok = True
         self._drop_last = False
-        self._t: _Text = _Text("", None)
+        self._t: _Text = _NO_TEXT
 
     # ---------------------------------------------------------------- entry points
 
@@ -243,7 +254,7 @@ class Unfolder:
             for words, piped in commands:
                 if not piped:
                     acc = []
-                ctx = Ctx(upstream=tuple(acc))
+                ctx = Ctx(upstream=tuple(acc)) if acc else _TOP
                 start = len(self.invs)
                 inv = Invocation(
                     words, (words[0].span[0], words[-1].span[1]), upstream=ctx.upstream
@@ -647,6 +658,7 @@ class Unfolder:
         env: dict[str, str] = {}
         redirects: list[Redirect] = list(extra or ())
         stdin_text, text_subs = stdin
+        word_end = -1  # end byte of the last word node: a node starting there continues it
         for child in node.children:
             t = child.type
             if t == "variable_assignment":
@@ -656,6 +668,7 @@ class Unfolder:
             elif t == "command_name":
                 for c in child.named_children:
                     words.extend(self._word(c, ctx))
+                word_end = child.end_byte
             elif t in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 r = self._redirect(child, ctx)
                 if r is not None:
@@ -664,7 +677,14 @@ class Unfolder:
                         text_subs = r.target.subs
                     redirects.append(r)
             elif child.is_named:
-                words.extend(self._word(child, ctx))
+                more = self._word(child, ctx)
+                if more and words and child.start_byte == word_end:
+                    # tree-sitter-bash splits `A=`cmd`:0` after the `=`; with no blank between,
+                    # the shell reads one word.
+                    words[-1] = _join_words(words[-1], more[0])
+                    more = more[1:]
+                words.extend(more)
+                word_end = child.end_byte
         if self._drop_last and words:
             words.pop()
         self._drop_last = False
@@ -689,7 +709,7 @@ class Unfolder:
         self.emit(inv, ctx, text_subs)
 
     def _add(self, inv: Invocation, ctx: Ctx) -> int:
-        if not self._budget():
+        if len(self.invs) >= MAX_INVOCATIONS and not self._budget():
             return -1
         inv.background = inv.background or ctx.background
         inv.inside_sub = inv.inside_sub or ctx.inside_sub
@@ -724,7 +744,8 @@ class Unfolder:
                 self._run_code(code, inv, ctx, code_word_span=inv.span, via_name=name)
                 return
             words = new_words
-        inv.retarget(words, tuple(via))
+        if words is not inv.words or len(via) != len(inv.via):
+            inv.retarget(words, tuple(via))
         if not words:
             return
         idx = self._add(inv, ctx)
@@ -743,7 +764,9 @@ class Unfolder:
             if head.subs:
                 inv.exec_data = (*inv.exec_data, *head.subs)
             return
-        if not (head.text.isascii() and head.text.isprintable()):
+        if not (head.text.isascii() and head.text.isprintable()) and not _typographic_only(
+            head.text
+        ):
             self.hits.append(
                 Hit(
                     "cmd.non_ascii_name",
@@ -753,7 +776,8 @@ class Unfolder:
                 )
             )
         name = inv.name
-        ctx = ctx._replace(via=inv.via)
+        if ctx.via is not inv.via:
+            ctx = ctx._replace(via=inv.via)
         self._remember_written(inv)
         if name in SHELLS:
             self._shell(inv, ctx, text_subs)
@@ -765,8 +789,13 @@ class Unfolder:
             self._interpreter(inv, ctx, INTERPRETERS[name], text_subs)
         elif name == "find":
             self._find(inv, ctx)
-        elif name == "trap" and len(inv.words) > 2 and inv.words[1].literal:
-            self.nested(inv.words[1].text, ctx._replace(upstream=()), inv.words[1].span, "trap")
+        elif name == "trap" and len(inv.words) > 2:
+            action = inv.words[1]
+            if action.literal or not ("$(" in action.text or "`" in action.text):
+                # Variables in the action (`trap "rm -f $tmp" EXIT`) stay variables either way.
+                self.nested(action.text, ctx._replace(upstream=()), action.span, "trap")
+            else:
+                self._code_word(action, inv, ctx, "trap")
         elif name == "alias":
             for w in inv.words[1:]:
                 if "=" in w.text and w.literal:
@@ -1187,13 +1216,15 @@ class Unfolder:
             if lang == "python" and t.startswith("-c") and len(t) > 2:
                 codes.append(Word(t[2:], w.literal, w.span, w.subs))
                 break
-            if lang == "python" and t in ("-m",):
+            if lang == "python" and t.startswith("-m"):  # -m json.tool, -mjson.tool
                 return  # a module: judged as the project's code, see known escapes
             if t.startswith("-") and t != "-":
                 i += 1
                 continue
             script = w
             break
+        if not codes and any(w.text in SYNTAX_CHECK_FLAGS.get(lang, ()) for w in args[:i]):
+            return  # `xargs php -l`, `ruby -c < f`: a syntax check runs nothing
         if codes:
             for code in codes:
                 if code.literal:
@@ -1263,6 +1294,8 @@ class Unfolder:
 
     def _remember_written(self, inv: Invocation) -> None:
         """``echo … > x.sh`` / ``cat > x.sh <<EOF``: keep the text so running x.sh is judged."""
+        if not inv.redirects and inv.name != "tee":
+            return  # writes nothing
         targets = [r.target for r in inv.redirects if r.writes and r.target.literal]
         if inv.name == "tee":
             targets += [w for w in inv.words[1:] if w.literal and not w.text.startswith("-")]
@@ -1591,12 +1624,31 @@ def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
 
 def _cluster_code(flag: str) -> int | None:
     """In a perl/ruby flag cluster, where inline code starts (after -e/-E); None if no -e."""
+    after_l = False
     for i, c in enumerate(flag[1:], start=1):
+        if after_l and c in "01234567":
+            continue  # -l40: -l's octal argument, not -0
+        after_l = c == "l"
         if c in "eE":
             return i + 1
         if c in "FIMmxCdDi0":
             return None  # these take the rest of the word as their own argument
     return None
+
+
+# Curly quotes pasted from a document: they look like no letter, so a name made of ASCII and
+# these is no homoglyph; bash runs a program literally named `PHP]”`, which does not exist.
+_TYPOGRAPHIC_QUOTES = dict.fromkeys(map(ord, "\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f"))
+
+
+def _typographic_only(name: str) -> bool:
+    plain = name.translate(_TYPOGRAPHIC_QUOTES)
+    return plain != name and plain.isascii() and plain.isprintable()
+
+
+def _join_words(a: Word, b: Word) -> Word:
+    return Word(a.text + b.text, a.literal and b.literal, (a.span[0], b.span[1]),
+                a.subs + b.subs, a.procsub or b.procsub)  # fmt: skip
 
 
 def _cover(words: list[Word]) -> Span:
@@ -1616,7 +1668,7 @@ def _is_shell(code: str) -> bool:
 
 
 # Not in a command word: assignments, globs, tilde, `{}`, escapes and quotes.
-_FIRST_WORD_BAD = frozenset("=*?~{\\'\"")
+_FIRST_WORD_BAD = frozenset("=*?~{\\'\"$")
 _RESERVED = frozenset(
     {"if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
      "in", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]", "export",
@@ -1636,43 +1688,74 @@ def simple_commands(command: str) -> list[tuple[list[Word], bool]] | None:
     """``command`` as plain simple commands joined by ``|``, ``&&``, ``||`` or ``;``, else None.
 
     Each item is (words, piped from the previous command). Plain means: words of plain
-    characters, ``{}``, escaped punctuation and single- or double-quoted printable ASCII with
-    nothing to expand, separated by spaces; no command word is an assignment, a reserved word
-    or a glob. Such a line parses to exactly these commands and words (the test suite checks
-    that the parser agrees); anything else (redirections, expansions, braces, subshells,
-    background jobs, comments, tabs, newlines, a trailing operator) returns None and goes to the
-    parser.
+    characters, backslash escapes, single- and double-quoted printable ASCII and at most one
+    ``$NAME``/``${NAME}`` (kept as written; the word is then not literal), ``{}`` and ``!``,
+    separated by spaces; no command word is an assignment, a variable, a reserved word or a
+    glob. Such a line parses to exactly these commands and words (the test suite checks that
+    the parser agrees); anything else (redirections, substitutions, other expansions, braces,
+    subshells, background jobs, comments, tabs, newlines, a trailing operator) returns None and
+    goes to the parser.
     """
+    if _PLAIN_LINE.fullmatch(command) is None:
+        return None
     commands: list[tuple[list[Word], bool]] = []
     words: list[Word] = []
     piped = False
-    pos, n = 0, len(command)
-    match = _TOKEN.match
-    while pos < n:
-        m = match(command, pos)
-        if m is None:
-            return None
-        lexeme = m.group()
-        end = m.end()
-        kind = m.lastgroup
-        if kind == "word":
-            if not words and (lexeme in _RESERVED or not _FIRST_WORD_BAD.isdisjoint(lexeme)):
-                return None
-            quoted = "'" in lexeme or '"' in lexeme
-            words.append(
-                Word(_QUOTED.sub(_unquote, lexeme) if quoted else lexeme, True, (pos, end))
-            )
-        elif kind == "whole":
-            if not words:
-                return None
-            words.append(Word(lexeme[-1] if lexeme[0] == "\\" else lexeme, True, (pos, end)))
-        elif kind == "op":
+    pos = 0
+    find = command.find
+    # On a plain line, findall returns its words and operators in order with only spaces
+    # between them, so each one starts at its first occurrence after the previous one. With no
+    # quote or escape, those are the space-separated chunks unless an operator is glued on.
+    # (Substring tests: a C search each, cheaper than a set test over every character.)
+    tokens = None
+    if (
+        "'" not in command
+        and '"' not in command
+        and "\\" not in command
+        and (
+            ("|" not in command and "&" not in command and ";" not in command)
+            or _GLUED_OPERATOR.search(command) is None
+        )
+    ):
+        tokens = command.split()
+    for lexeme in _WORDS_AND_OPERATORS(command) if tokens is None else tokens:
+        start = find(lexeme, pos)
+        pos = start + len(lexeme)
+        first = lexeme[0]
+        if first in "&|;":  # an operator
             if not words:
                 return None
             commands.append((words, piped))
             words = []
             piped = lexeme == "|"
-        pos = end
+            continue
+        if first in "{!\\" and len(lexeme) <= 2:  # `{}`, `!` or `\X`, standing alone
+            if not words:
+                return None
+            words.append(Word(lexeme[-1] if first == "\\" else lexeme, True, (start, pos)))
+            continue
+        if not words and (lexeme in _RESERVED or not _FIRST_WORD_BAD.isdisjoint(lexeme)):
+            return None
+        if "$" not in lexeme and "'" not in lexeme and '"' not in lexeme and "\\" not in lexeme:
+            words.append(Word(lexeme, True, (start, pos)))
+            continue
+        literal = True
+        if "$" in lexeme and "\\" in lexeme:
+            return None  # which `$` is quoted depends on the escapes: the parser decides
+        if "$" in lexeme and "$" in _NOT_SINGLE_QUOTED.sub(r"\1", lexeme):
+            # A variable keeps its source text and makes the word not literal, as on the
+            # parser path (nothing is assigned on a plain line). Only one variable, bare or in
+            # one double-quoted part, with no other quotes: tree-sitter-bash splits some richer
+            # words (`a"b"$x~`, `?$_$A$B`), and those go to the parser.
+            if _ONE_VARIABLE.fullmatch(lexeme) is None:
+                return None
+            literal = False
+        if "\\" in lexeme:
+            words.append(Word(_PIECES.sub(_dequote, lexeme), literal, (start, pos)))
+        elif "'" in lexeme or '"' in lexeme:
+            words.append(Word(_QUOTED.sub(_unquote, lexeme), literal, (start, pos)))
+        else:
+            words.append(Word(lexeme, literal, (start, pos)))
     if not words:
         return None
     commands.append((words, piped))
@@ -1683,19 +1766,47 @@ def _unquote(m: re.Match[str]) -> str:
     return m.group(1) if m.group(1) is not None else m.group(2)
 
 
+def _dequote(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return m.group(1)
+    if m.group(2) is not None:
+        return unescape_double_quoted(m.group(2))
+    return m.group(3)
+
+
+# The pieces of a word with backslashes: '…', "…" (escapes inside), \X.
+_PIECES = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"|\\(.)")
+
+
 # Tokens of a plain line. Words: characters never special outside quotes (globs and ``~`` are
-# kept as written, as the parser path keeps them) and quoted printable ASCII without quotes, $, `,
-# backslash or ! (history); ``{}`` and ``\;`` only as whole words (glued to other text the parser
-# splits them). The alternatives never overlap, so matching is linear.
+# kept as written, as the parser path keeps them), single-quoted printable ASCII (nothing is
+# special there: ``'{print $1}'``, ``'\n'``), double-quoted printable ASCII without backslash or
+# ` and ``$NAME``/``${NAME}`` variables; ``{}``, ``!`` and ``\;`` only as whole words (glued to
+# other text the parser splits them). The alternatives never overlap, so matching is linear.
 _Q = "[ #%&()*+,\\-./0-9:;<=>?@A-Z\\[\\]^_a-z{|}~]"
-_TOKEN = re.compile(
-    r"(?P<space> +)"
-    r"|(?P<op>&&|\|\||\|(?![&|])|;(?![;&]))"
-    r"|(?P<whole>(?:\{\}|\\[;+()!])(?=[ |;]|&&|\Z))"
-    r"|(?P<word>(?:[A-Za-z0-9_./:,@%+=*?~-]|'(?:" + _Q + r"|\")*'|\"(?:" + _Q + r"|')*\")+)"
+_SQW = "'[ -&(-~]*'"  # single-quoted: printable ASCII but the single quote
+# $NAME or ${NAME} (not $IFS: the parser path splits words on it)
+_VAR = r"\$(?:(?!IFS(?!\w))[A-Za-z_][A-Za-z0-9_]*+(?!\w)|\{(?!IFS\})[A-Za-z_][A-Za-z0-9_]*\})"
+_ESC = r"\\[!-~]"  # a backslash escape of a printable ASCII character
+_DQW = '"(?:' + _Q + "|[!']|" + _VAR + "|" + _ESC + ')*"'  # double-quoted
+_TOKEN_ALTERNATIVES = (  # spaces apart
+    r"(?:&&|\|\||\|(?![&|])|;(?![;&]))"
+    r"|(?:(?:\{\}|!|\\[;+()!])(?=[ |;]|&&|\Z))"
+    r"|(?:(?:[A-Za-z0-9_./:,@%+=*?~-]|" + _SQW + "|" + _DQW + "|" + _VAR + "|" + _ESC + ")"
+    r"(?:[A-Za-z0-9_./:,@%+=*?~!-]|" + _SQW + "|" + _DQW + "|" + _VAR + "|" + _ESC + ")*+)"
     r"(?=[ |;]|&&|\Z)"
 )
+# A whole line of tokens, possessive: a line that is not plain fails in one linear pass (findall
+# alone would retry from every later position, quadratic on a long unplain line).
+_PLAIN_LINE = re.compile(r"(?: +|" + _TOKEN_ALTERNATIVES + r")*+")
+_WORDS_AND_OPERATORS = re.compile(_TOKEN_ALTERNATIVES).findall
+_GLUED_OPERATOR = re.compile(r"[^ |&;][|&;]|[|&;][^ |&;]")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
+_NOT_SINGLE_QUOTED = re.compile(r"'[^']*'|(\"[^\"]*\")")  # sub(r"\1"): drop '…' only
+_UNQUOTED = "[A-Za-z0-9_./:,@%+=*?~!-]"
+_ONE_VARIABLE = re.compile(
+    rf"(?!=[=~]){_UNQUOTED}*(?:{_VAR}|\"(?:{_Q}|!)*{_VAR}(?:{_Q}|!)*\"){_UNQUOTED}*"
+)
 
 
 def unfold_command(

@@ -443,8 +443,15 @@ _may_hold_secret = may_hold_secret
 
 
 def mask_secrets(text: str, scanner: Scanner) -> str:
-    """``text`` with every finding replaced by its masked preview (``AKIA…MPLE``)."""
-    findings = sorted(scanner.scan(text), key=lambda f: f.start, reverse=True)
+    """``text`` with every finding replaced by its masked preview (``AKIA…MPLE``).
+
+    Infrastructure identifiers (``infra.*``: ARNs, bucket hosts) are no secret and stay.
+    """
+    findings = sorted(
+        (f for f in scanner.scan(text) if not f.code.startswith("infra.")),
+        key=lambda f: f.start,
+        reverse=True,
+    )
     last = len(text) + 1
     for f in findings:
         if f.end > last:  # overlapping: the earlier replacement already covers it

@@ -219,15 +219,18 @@ def inspect_request(
 
     if cache is not None:
         cache.bind(scanner)
-    hits, reason_items = _scan(extraction, scanner, fingerprinter, cache)
+    hits, reason_items = _scan(extraction, scanner, fingerprinter, cache, policy)
     if route.model:
         # The model name in a Gemini path goes upstream too; a path cannot be redacted.
         for f in scanner.scan(route.model):
+            if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
+                reason_items.append((f.code, f"{f.code} in the request path", _path_ev(f)))
+                continue
             reason_items.append(
                 (
                     "proxy.secret_in_path",
                     f"{f.code} in the request path: it cannot be redacted",
-                    Evidence("path.model", f.preview, f.fingerprint),
+                    _path_ev(f),
                 )
             )
     reasons = _group(reason_items)
@@ -334,13 +337,22 @@ class ScanCache:
         return len(self._entries)
 
 
+def _path_ev(f: FindingLike) -> Evidence:
+    return Evidence("path.model", f.preview, f.fingerprint)
+
+
 def _scan(
     extraction: Extraction,
     scanner: ScannerLike,
     fingerprinter: Fingerprinter,
     cache: ScanCache | None = None,
+    policy: ProxyPolicy | None = None,
 ) -> tuple[list[_Hit], list[tuple[str, str, Evidence]]]:
-    """One scan over every text field not in the cache, joined; reasons for everything."""
+    """One scan over every text field not in the cache, joined; reasons for everything.
+
+    A finding the policy allows (``infra.*`` by default) inside a signed part is recorded as
+    itself: it needs no redaction, so the part's signature is no reason to block.
+    """
     texts: list[str] = []
     starts: list[int] = []
     lengths: list[int] = []
@@ -393,7 +405,9 @@ def _scan(
                 continue
             hit.start, hit.end = kept
         ev = Evidence(f.path, hit.preview, hit.fingerprint)
-        if f.kind is FieldKind.SIGNED:
+        if f.kind is FieldKind.SIGNED and (
+            policy is None or policy.action_for(hit.code) is not Action.ALLOW
+        ):
             items.append(
                 (
                     "proxy.secret_in_signed_part",
