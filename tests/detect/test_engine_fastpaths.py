@@ -14,9 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domestique.detect import Scanner
+from domestique.detect.engine import (
+    _first_matches,
+    _merge_windows,
+    digit_runs,
+    triggers_and_digit_runs,
+)
 from domestique.detect.re2opts import (
     NO_CAPTURE_OPTIONS,
     RE2_OPTIONS,
+    first_match,
     groups_at,
     iter_spans,
     match_spans,
@@ -26,7 +33,13 @@ from domestique.detect.ruleset import builtin_rules
 from domestique.detect.views import (
     _CONCAT_TRIGGER_RE,
     _ESCAPE_TRIGGER_RE,
+    _SPECIAL_RE,
+    TRIGGER_LINES_RE,
+    View,
+    _special_positions,
+    _special_positions_utf8,
     ascii_shadow,
+    fold_view,
     lower_shadow,
     trigger_lines,
 )
@@ -106,3 +119,140 @@ def test_repeated_lines_are_each_found(scanner: Scanner) -> None:
     assert [(f.start, f.end) for f in findings] == [
         (i * len(line) + 12, i * len(line) + 23) for i in range(5)
     ]
+
+
+DIGIT_PIECES = ["\\u0031", "\\u00312", "\\x39", "%37", "&#0000049;", "&#x0031;", "&#49;", "12", "3"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [*PIECES, *DIGIT_PIECES, "0", "7", " ", "-", ".", "(", ")", "/", "%", "&#"]
+        ),
+        max_size=40,
+    )
+)
+def test_one_pass_finds_the_triggers_and_the_digit_runs(pieces: list[str]) -> None:
+    """The shared pass finds what the trigger pass and the digit-run pass find, also for runs
+    that start inside an escape (``\\u0031`` followed by digits)."""
+    data = "".join(pieces).encode()
+    expected = (match_spans(TRIGGER_LINES_RE, data, 0, len(data)), digit_runs(data))
+    assert triggers_and_digit_runs(data) == expected
+
+
+def test_windows_searched_together_find_each_windows_first_match(scanner: Scanner) -> None:
+    """Close windows searched as one range first give every window that holds a match, with
+    the match a search of that window alone finds first; none is skipped that holds one."""
+    rnd = random.Random(9)
+    rules = [c for c in scanner._rules if c.rule.keywords][:40]
+    examples = [e for c in rules for e in c.rule.examples] or ["password = 'h7Kq2Lm9xPw'"]
+    for _ in range(300):
+        parts = [rnd.choice([*examples, _soup(rnd), "x" * rnd.randint(0, 600), "é", "\n"])]
+        while len(parts) < rnd.randint(2, 12):
+            parts.append(rnd.choice([*examples, _soup(rnd), " " * rnd.randint(0, 300), "é"]))
+        text = "".join(parts)
+        data = ascii_shadow(text)
+        n = len(text)
+        cuts = sorted(rnd.sample(range(n + 1), min(n + 1, 2 * rnd.randint(1, 10))))
+        windows = [[cuts[i], cuts[i + 1]] for i in range(0, len(cuts) - 1, 2)]
+        crule = rnd.choice(rules)
+        for text_ascii in {text.isascii(), False}:
+            expected = []
+            for wa, wb in windows:
+                if not (text_ascii or text[wa:wb].isascii()):
+                    expected.append((wa, wb, None))
+                elif (first := first_match(crule.bounds, data, wa, wb)) is not None:
+                    expected.append((wa, wb, first))
+            got = list(_first_matches(crule.bounds, text, windows, data, text_ascii))
+            assert got == expected, (crule.rule.id, text, windows)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [*"ab9 ?=\n", "\u00a0", "é", "…", "\u200b", "а", "ｈ", "\ud800", "\U0001d400", "€"]
+        ),
+        max_size=60,
+    )
+)
+def test_special_characters_are_found_either_way(text: str) -> None:
+    """The fold view's special characters, found one by one or by a pass over UTF-8."""
+    expected = [m.start() for m in _SPECIAL_RE.finditer(text)]
+    assert _special_positions(text) == expected
+    if "\ud800" not in text:
+        assert _special_positions_utf8(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [*"ab9 ?=\n", "\u00a0", "é", "…", "\u200b", "а", "ｈ", "\ud800", "ﬁ"]
+        ),
+        max_size=60,
+    )
+)
+def test_the_fold_views_spliced_shadow_is_its_shadow(text: str) -> None:
+    """The fold view's ASCII shadow, spliced from the text's, is the view's own."""
+    view = fold_view(View(text))
+    if view is not None:
+        assert ascii_shadow(view.text) == view.text.encode("ascii", "replace")
+
+
+def test_dense_keyword_windows_are_the_sorted_ones(scanner: Scanner) -> None:
+    """Counting occurrences and finding the few needed offsets again gives every rule the
+    windows (and the order of rules) that sorting all occurrences gives."""
+    rnd = random.Random(21)
+    checked = 0
+    for _ in range(400):
+        few = rnd.sample(KEYWORDS, rnd.randint(2, 9))  # some frequent, some rare
+        parts = []
+        for _ in range(rnd.randint(20, 300)):
+            word = rnd.choice(few[:2]) if rnd.random() < 0.8 else rnd.choice(few)
+            parts.append(word + rnd.choice(FILLERS) + " " * rnd.randint(0, 30))
+        text = "".join(parts)
+        lower = lower_shadow(text)
+        pairs = scanner._keyword_hits(lower)
+        if len(pairs) <= 48:
+            continue
+        expected = list(scanner._keyword_windows(list(pairs), len(text)).items())
+        dense = scanner._keyword_windows_dense(list(pairs), len(text), lower)
+        if dense is not None:
+            checked += 1
+            assert list(dense.items()) == expected, text
+        assert list(scanner._keyword_windows(list(pairs), len(text), lower).items()) == expected
+    assert checked > 100
+
+
+def _reference_windows(ends: list[int], before: int, after: int, n: int) -> list[list[int]]:
+    """Windows around each hit, merged one at a time where they touch."""
+    if len(ends) * (before + after) >= n:
+        return [[0, n]]
+    windows: list[list[int]] = []
+    for e in sorted(ends):
+        a, b = max(0, e - before), e + after
+        if windows and a <= windows[-1][1]:
+            windows[-1][1] = b
+        else:
+            windows.append([a, b])
+    if windows:
+        windows[-1][1] = min(windows[-1][1], n)
+    return windows
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.integers(0, 3000), max_size=40),
+    st.integers(0, 200),
+    st.integers(0, 200),
+    st.integers(0, 4000),
+)
+def test_windows_are_merged_where_they_touch(
+    ends: list[int], before: int, after: int, n: int
+) -> None:
+    ends = [e for e in ends if e < n]
+    assert _merge_windows(list(ends), before, after, n) == _reference_windows(
+        ends, before, after, n
+    )

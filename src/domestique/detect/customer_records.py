@@ -20,6 +20,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import re2
+
+from domestique.detect.re2opts import RE2_OPTIONS, iter_spans
 from domestique.keys import Fingerprinter, domestique_home, ensure_private_dir
 
 CODE = "records.customer"
@@ -30,6 +33,11 @@ FP_BYTES = 16  # the stored fingerprints: "hmac-sha256:" + 32 hex = the first 16
 # Runs of two or more capitalised words on one line (ASCII or Latin letters); linear: each
 # repetition must start with whitespace and a capital.
 _CAPITALISED_RUN = re.compile(r"\b[A-ZÀ-Þ][\w'\-]*(?:[ \t]+[A-ZÀ-Þ][\w'\-]*)+")
+# The same over ASCII text (where \w is [A-Za-z0-9_]), for RE2: ~4x faster than ``re`` on a
+# megabyte of code. Group 1 is the run; the character before it, if any, is not a word character.
+_CAPITALISED_RUN_ASCII = re2.compile(
+    r"(?:^|[^A-Za-z0-9_])([A-Z][A-Za-z0-9_'\-]*(?:[ \t]+[A-Z][A-Za-z0-9_'\-]*)+)", RE2_OPTIONS
+)
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 # Word characters plus the punctuation that lives inside e-mails, ids and names.
 _KEEP = set("@.+-_'")
@@ -71,6 +79,9 @@ class RecordSetInfo:
     rows: int
     cells: int
     added: str
+
+
+_SHAPES = frozenset(("at", "digit", "alpha", "other"))
 
 
 def word_shape(word: str) -> str:
@@ -235,7 +246,7 @@ class CustomerRecords:
             if isinstance(shapes, list):
                 self._shapes.update(str(x) for x in shapes)
             else:  # an index without shapes: every word is a candidate
-                self._shapes.update(("at", "digit", "alpha", "other"))
+                self._shapes.update(_SHAPES)
         self.size = len(self._cells)
 
     @classmethod
@@ -248,23 +259,34 @@ class CustomerRecords:
     def _candidates(self, text: str) -> dict[str, set[str]]:
         """normalised candidate -> the surface forms it was seen as (words joined by NUL)."""
         out: dict[str, set[str]] = {}
-        if text.isascii():  # bytes.translate is an order of magnitude faster than str.translate
-            uniq = {
-                b.decode("ascii") for b in set(text.encode("ascii").translate(_SPLIT_BYTES).split())
-            }
+        ascii_text = text.isascii()
+        every_shape = self._shapes >= _SHAPES
+        if ascii_text:  # bytes.translate is an order of magnitude faster than str.translate
+            data = text.encode("ascii")
+            for word in set(data.translate(_SPLIT_BYTES).split()):
+                raw = word.strip(b".,;:'-_+")
+                if len(raw) < MIN_CELL_LENGTH:
+                    continue
+                surface = raw.decode("ascii")
+                if every_shape or word_shape(surface) in self._shapes:
+                    # ASCII needs no NFKC and has no inner whitespace: lower() is the normal form.
+                    out.setdefault(surface.lower(), set()).add(surface)
         else:
-            uniq = set(text.split())
-        for w in uniq:
-            surface = w.strip(".,;:'-_+")
-            if len(surface) < MIN_CELL_LENGTH or word_shape(surface) not in self._shapes:
-                continue
-            # ASCII needs no NFKC and has no inner whitespace: lower() is the normal form.
-            norm = surface.lower() if surface.isascii() else normalise_cell(surface)
-            out.setdefault(norm, set()).add(surface)
+            for w in set(text.split()):
+                surface = w.strip(".,;:'-_+")
+                if len(surface) < MIN_CELL_LENGTH or word_shape(surface) not in self._shapes:
+                    continue
+                norm = surface.lower() if surface.isascii() else normalise_cell(surface)
+                out.setdefault(norm, set()).add(surface)
         if self._max_words > 1:
             # Multi-word cells (names): runs of capitalised words, as names are written in text.
-            for m in _CAPITALISED_RUN.finditer(text):
-                run = [p.strip(".,;:") for p in m.group().split()]
+            runs = (
+                [text[g[0] : g[1]] for _, g in iter_spans(_CAPITALISED_RUN_ASCII, data)]
+                if ascii_text
+                else [m.group() for m in _CAPITALISED_RUN.finditer(text)]
+            )
+            for found in runs:
+                run = [p.strip(".,;:") for p in found.split()]
                 for i in range(len(run)):
                     for k in range(2, min(self._max_words, len(run) - i) + 1):
                         phrase = run[i : i + k]

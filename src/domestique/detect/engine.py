@@ -5,10 +5,12 @@ text: RE2's DFA over the alternation of all keywords, each match standing for th
 that start inside it (several times faster than walking pyahocorasick's automaton over
 megabytes), or the automaton over the whole text when keywords are dense. Only rules with a hit
 run, each its RE2 regex in merged windows around its hits; the few rules without keywords
-(card, phone, IBAN, SSN) run in windows around runs of digits. A window is searched with the
-rule's regex compiled without captures (the DFA alone); the groups of a match are read once per
-distinct match. RE2 is linear-time, so no input can make a regex backtrack. Everything is
-compiled once per process (a rule's capture-free regex on its first use).
+(card, phone, IBAN, SSN) run in windows around runs of digits (found in the same pass as the
+escapes and string joins the views undo). A window is searched with the rule's regex compiled
+without captures (the DFA alone), close windows first as one range (most hold no match); the
+groups of a match are read once per distinct match. RE2 is linear-time, so no input can make a
+regex backtrack. Everything is compiled once per process (a rule's capture-free regex on its
+first use).
 
 Evasions are undone in views of the text (see :mod:`domestique.detect.views`); every finding
 is mapped back to its span in the original. Overlapping findings merge into one, named by the
@@ -21,9 +23,11 @@ finding over the whole text, so a bug can never make text look clean.
 from __future__ import annotations
 
 import copy
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import count, islice
 from operator import itemgetter
 from typing import Protocol
 
@@ -39,12 +43,14 @@ from domestique.detect.re2opts import (
     groups_at,
     iter_spans,
     iter_spans_in,
+    match_at,
     match_spans,
     search_from,
 )
 from domestique.detect.ruleset import Rule
 from domestique.detect.validators import VALIDATORS, shannon_entropy
 from domestique.detect.views import (
+    TRIGGER_LINES_RE,
     TRIGGER_PATTERNS,
     View,
     ascii_shadow,
@@ -67,10 +73,20 @@ RESCAN_MARGIN = 512
 # keywords, and gives up for the automaton over the whole text once it has seen more than one
 # keyword per DENSE_KEYWORD_GAP characters (keyword-dense text).
 DENSE_KEYWORD_GAP = 48
+# Windows of a rule this close are first searched as one range (see ``_first_matches``): an RE2
+# call costs about as much as its DFA's walk over a few hundred characters.
+BATCH_GAP = 512
 SMALL_PAIRS = 48  # up to this many keyword occurrences, a plain loop groups them fastest
+# With one keyword occurrence per DENSE_PAIRS characters or more, occurrences are counted rather
+# than sorted, and the offsets of at most DENSE_FIND_KEYWORDS keywords looked up again.
+DENSE_PAIRS = 16
+DENSE_FIND_KEYWORDS = 8
 # Up to this size an ASCII text is first checked for which kinds of work it holds (one RE2 set
 # pass), and the passes for the others are skipped; a longer text always holds most of them.
 SET_CHECK_MAX = 32 * 1024
+# From this size on, the escape and join triggers and the digit runs are found in one pass (on a
+# shorter text the two passes cost less than the shared pass's Python steps).
+SHARED_PASS_MIN = 4096
 _KEYWORDS, _ESCAPES, _JOINS, _BLOBS, _DIGITS = "keywords", "escapes", "joins", "blobs", "digits"
 _TRIGGERS = (_ESCAPES, _JOINS, _BLOBS)  # in the order of views.TRIGGER_PATTERNS
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
@@ -153,6 +169,42 @@ def digit_runs(shadow: bytes) -> list[tuple[int, int]]:
     return [spans[0] for spans in iter_spans(_DIGIT_RUN_RE, shadow)]
 
 
+# The escape and join triggers of the views and the digit runs, in one RE2 pass over a long text.
+_TRIGGER_OR_DIGITS_RE = re2.compile(
+    f"(?:{TRIGGER_LINES_RE.pattern})|(?:{_DIGIT_RUN_RE.pattern})", RE2_OPTIONS
+)
+
+
+def triggers_and_digit_runs(shadow: bytes) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The matches of ``views.TRIGGER_LINES_RE`` and :func:`digit_runs`, found in one pass.
+
+    A trigger starts with one of ``\\ % & " '``; a digit run starts with a digit and holds
+    only digits and `` -.()/``. So no match of one starts where the other can start, and no
+    trigger starts inside a run: each match of the alternation is the match the pass for its
+    kind finds there. A run can start inside a trigger, though (``\\u00312345678``): the digits
+    inside each trigger are tried in turn, anchored, as the runs' own pass would meet them.
+    """
+    triggers: list[tuple[int, int]] = []
+    runs: list[tuple[int, int]] = []
+    pos = 0
+    while (hit := search_from(_TRIGGER_OR_DIGITS_RE, shadow, pos)) is not None:
+        s, e = hit
+        pos = e if e > s else e + 1  # (neither pattern matches the empty string)
+        if 48 <= shadow[s] <= 57:  # a digit: a run
+            runs.append(hit)
+            continue
+        triggers.append(hit)
+        q = s + 1
+        while q < e:
+            if 48 <= shadow[q] <= 57 and (run := match_at(_DIGIT_RUN_RE, shadow, q)) is not None:
+                runs.append(run)
+                q = run[1]
+                pos = max(pos, q)  # no trigger starts inside a run
+            else:
+                q += 1
+    return triggers, runs
+
+
 def _merge_windows(ends: list[int], before: int, after: int, n: int) -> list[list[int]]:
     """Windows ``[end - before, end + after]`` around keyword hits, merged where they touch.
 
@@ -161,17 +213,22 @@ def _merge_windows(ends: list[int], before: int, after: int, n: int) -> list[lis
     """
     if len(ends) * (before + after) >= n:
         return [[0, n]]
+    if not ends:
+        return []
     ends.sort()
+    # Sorted, the window of one hit touches the previous one's exactly when the hits are at
+    # most ``before + after`` apart (``before`` and ``after`` are not negative): a window
+    # starts at each wider gap. Found by a comprehension, not a Python step per window merge.
+    width = before + after
+    gaps = [i for i, prev, e in zip(count(1), ends, islice(ends, 1, None)) if e - prev > width]
+    gaps.append(len(ends))
     windows: list[list[int]] = []
-    for e in ends:
-        a = e - before if e > before else 0
-        b = e + after
-        if windows and a <= windows[-1][1]:
-            windows[-1][1] = b
-        else:
-            windows.append([a, b])
-    if windows and windows[-1][1] > n:  # only the last window can pass the end
-        windows[-1][1] = n
+    lo = 0
+    for hi in gaps:
+        first = ends[lo]
+        windows.append([first - before if first > before else 0, ends[hi - 1] + after])
+        lo = hi
+    windows[-1][1] = min(windows[-1][1], n)  # only the last window can pass the end
     return windows
 
 
@@ -194,6 +251,58 @@ def _group_spans(regex: re2._Regexp, chunk: str) -> Iterator[tuple[tuple[int, in
         return
     for m in regex.finditer(chunk):
         yield tuple(m.span(g) for g in range(regex.groups + 1))
+
+
+def _first_matches(
+    bounds: re2._Regexp,
+    text: str,
+    windows: list[list[int]],
+    data: bytes | None,
+    text_ascii: bool,
+) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
+    """The windows that hold a match of ``bounds``, as ``(start, end, first match)``, and
+    those that are not ASCII (to be read in the text, not its shadow), with no first match.
+
+    Most windows hold none. Windows of ASCII text less than ``BATCH_GAP`` apart are searched
+    as one range first: a match inside a window is inside the range too, so a range without a
+    match clears all of its windows with one RE2 call. Otherwise its match is the leftmost one
+    of the range: the windows that end before it hold none, and it is the first match of the
+    window that holds it whole (of the matches starting there, the same one is preferred).
+    """
+    if data is None:
+        for wa, wb in windows:
+            yield wa, wb, None
+        return
+    nw = len(windows)
+    k = 0
+    j = 0  # windows[k:j] are ASCII and close together: searched as one range
+    while k < nw:
+        wa, wb = windows[k]
+        if k >= j:
+            if not (text_ascii or text[wa:wb].isascii()):
+                yield wa, wb, None
+                k += 1
+                continue
+            j = k + 1
+            while (
+                j < nw
+                and windows[j][0] - windows[j - 1][1] <= BATCH_GAP
+                and (text_ascii or text[windows[j][0] : windows[j][1]].isascii())
+            ):
+                j += 1
+        first = first_match(bounds, data, wa, windows[j - 1][1])
+        if first is None:
+            k = j
+            continue
+        if j > k + 1:
+            while windows[k][1] < first[0]:  # (k < j - 1 here: first starts before the end)
+                k += 1
+            wa, wb = windows[k]
+            if not (wa <= first[0] and first[1] <= wb):
+                first = first_match(bounds, data, wa, wb)
+        k += 1
+        if first is not None:
+            yield wa, wb, first
 
 
 class TextDetector(Protocol):
@@ -349,13 +458,19 @@ class _KeywordReadings:
     not for all keywords up front (a scanner is built in every short-lived process).
     """
 
-    __slots__ = ("_automaton", "_extends", "_ids", "_keywords", "known")
+    __slots__ = ("_automaton", "_extends", "_ids", "_keywords", "known", "lengths", "single")
 
     def __init__(self, keywords: list[str], automaton: ahocorasick.Automaton) -> None:
         self._keywords = keywords
         self._automaton = automaton
         self._ids = {kw.encode(): kid for kid, kw in enumerate(keywords)}
+        self.lengths = [len(kw) for kw in keywords]
         self.known: dict[bytes, _Reading] = {}  # the keywords worked out so far
+        # A match followed by a character, when it stands for one occurrence, the keyword
+        # itself (no keyword starts inside it, none that starts inside runs on with that
+        # character): that occurrence, as in its reading. Met so far (at most one entry per
+        # keyword and ASCII character).
+        self.single: dict[bytes, tuple[int, int, int]] = {}
         self._extends: dict[str, list[int]] | None = None  # a proper prefix -> the keywords
 
     def get(self, word: bytes) -> _Reading | None:
@@ -407,6 +522,7 @@ class Scanner:
         kw_map: dict[str, list[int]] = {}
         self._kw_rules: list[tuple[int, ...]] = []  # keyword id -> rules that use it
         self._kw_max = [max((len(k) for k in r.keywords), default=0) for r in rules]
+        self._kw_bytes: list[bytes] = []  # keyword id -> the keyword
         for i, r in enumerate(rules):
             for kw in r.keywords:
                 kw_map.setdefault(kw, []).append(i)
@@ -422,6 +538,7 @@ class Scanner:
             for kid, (kw, idxs) in enumerate(kw_map.items()):
                 auto.add_word(kw, kid)
                 self._kw_rules.append(tuple(idxs))
+                self._kw_bytes.append(kw.encode())
             auto.make_automaton()
             self._automaton = auto
         self._kw_reads = (
@@ -558,10 +675,22 @@ class Scanner:
         root = View(text)
         base = fold_view(root) or root  # ASCII text (present is not None) has no fold view
         queue = [base]
+        # The base view's shadows and digit runs, kept for its scan (after the other views').
+        shadow = ascii_shadow(base.text)
+        lower = lower_shadow(base.text) if self._wants_keywords(present) else None
+        runs: list[tuple[int, int]] | None = None
         want_escapes = present is None or _ESCAPES in present
         want_joins = present is None or _JOINS in present
         if want_escapes or want_joins:
-            escapes, joins = trigger_lines(base.text)  # one pass for both views
+            if (
+                len(base.text) > SHARED_PASS_MIN
+                and self._keywordless
+                and (present is None or _DIGITS in present)
+            ):
+                triggers, runs = triggers_and_digit_runs(shadow)  # one pass for both
+                escapes, joins = trigger_lines(base.text, triggers)
+            else:
+                escapes, joins = trigger_lines(base.text)  # one pass for both views
             escaped = unescape_view(base, escapes) if want_escapes and escapes else None
             if escaped is not None:
                 queue.append(escaped)
@@ -572,30 +701,50 @@ class Scanner:
         failed: set[str] = set()
         while queue:
             view = queue.pop()
-            only = present if view is base else None
-            for code, prio, s, e, value in self._scan_view(view.text, failed, only):
+            if view is base:
+                only = present
+                found = self._scan_view(view.text, failed, only, shadows=(shadow, lower), runs=runs)
+            else:
+                only = None
+                found = self._scan_view(view.text, failed)
+            for code, prio, s, e, value in found:
                 os_, oe = view.to_original(s, e)
                 hits.append(_Hit(code, prio, os_, oe, value))
             if view.depth < self._decode_depth and (only is None or _BLOBS in only):
-                queue.extend(decoded_views(view, self._decode_depth))
+                view_shadow = shadow if view is base else None
+                queue.extend(decoded_views(view, self._decode_depth, shadow=view_shadow))
         return hits, failed
 
+    def _wants_keywords(self, present: frozenset[str] | None) -> bool:
+        """Whether the scan of a view (holding ``present``, see ``_present``) looks for keywords."""
+        return self._automaton is not None and (present is None or _KEYWORDS in present)
+
     def _scan_view(
-        self, text: str, failed: set[str], present: frozenset[str] | None = None
+        self,
+        text: str,
+        failed: set[str],
+        present: frozenset[str] | None = None,
+        *,
+        shadows: tuple[bytes, bytes | None] | None = None,
+        runs: list[tuple[int, int]] | None = None,
     ) -> Iterable[tuple[str, int, int, int, str]]:
+        """The rules' findings in one view. ``shadows``: its ASCII shadow and (when keywords are
+        looked for) lower-cased shadow, ``runs``: its digit runs, when already known."""
         out: list[tuple[str, int, int, int, str]] = []
         n = len(text)
         windows: dict[int, list[list[int]]] = {}
-        shadow = ascii_shadow(text)
+        shadow, lower = shadows if shadows is not None else (ascii_shadow(text), None)
         text_ascii = text.isascii()
-        if self._automaton is not None and n and (present is None or _KEYWORDS in present):
+        if n and self._wants_keywords(present):
             # Keywords are ASCII: lower-casing the ASCII shadow keeps every offset.
-            lower = lower_shadow(text)
+            if lower is None:
+                lower = lower_shadow(text)
             pairs = self._keyword_hits(lower)
             if pairs:
-                windows.update(self._keyword_windows(pairs, n))
+                windows.update(self._keyword_windows(pairs, n, lower))
         if self._keywordless and n and (present is None or _DIGITS in present):
-            runs = digit_runs(shadow)
+            if runs is None:
+                runs = digit_runs(shadow)
             if runs:
                 for i in self._keywordless:
                     rule = self._rules[i].rule
@@ -638,25 +787,56 @@ class Scanner:
             return list(self._automaton.iter(lower.decode("ascii")))
         reads = self._kw_reads
         assert reads is not None
-        known = reads.known
-        found: list[tuple[int, int, int]] = []  # (end, minus length, keyword id)
+        single = reads.single
+        last = len(lower) - 1
+        pairs: list[tuple[int, int]] = []  # the matches that stand for one occurrence each
+        more: list[tuple[int, int, int]] = []  # the others: (end, minus length, keyword id)
         for s, e in starts:
+            if e <= last:
+                # Most matches: one keyword, and the character after it starts no other
+                # keyword inside it. Known by the match and that character.
+                hit = single.get(lower[s : e + 1])
+                if hit is not None:
+                    pairs.append((s + hit[0], hit[2]))
+                    continue
             word = lower[s:e]
-            reading = known.get(word) or reads.get(word)
+            reading = reads.get(word)
             if reading is None:  # cannot happen: the alternation matches keywords only
                 return list(self._automaton.iter(lower.decode("ascii")))
             inside, crossing = reading
-            if len(inside) == 1:
-                end, minus_len, kid = inside[0]
-                found.append((s + end, minus_len, kid))
-            else:
-                found += [(s + end, minus_len, kid) for end, minus_len, kid in inside]
-            if crossing:
-                for j, word, end, minus_len, kid in crossing.get(lower[e : e + 1], ()):
-                    if lower.startswith(word, s + j):
-                        found.append((s + end, minus_len, kid))
-        found.sort()
-        return [(end, kid) for end, _, kid in found]
+            crossers = crossing.get(lower[e : e + 1], ()) if crossing else ()
+            if len(inside) == 1 and not crossers:
+                end, _, kid = inside[0]
+                pairs.append((s + end, kid))
+                if e <= last:
+                    single[lower[s : e + 1]] = inside[0]  # (shared: no new tuple per entry)
+                continue
+            more += [(s + end, minus_len, kid) for end, minus_len, kid in inside]
+            for j, word, end, minus_len, kid in crossers:
+                if lower.startswith(word, s + j):
+                    more.append((s + end, minus_len, kid))
+        if not more:
+            # Matches do not overlap, so single occurrences (each ending at its match's last
+            # character) are in the automaton's order already.
+            return pairs
+        # Merged into the automaton's order: by end, the longest first (a single occurrence's
+        # end is its match's last character: at most one of them ends at any offset).
+        lengths = reads.lengths
+        more.sort()
+        ends = [end for end, _ in pairs]
+        out: list[tuple[int, int]] = []
+        lo = 0
+        for end, minus_len, kid in more:
+            hi = bisect_left(ends, end, lo)
+            if hi < len(ends) and ends[hi] == end:
+                other = pairs[hi][1]
+                if (-lengths[other], other) < (minus_len, kid):
+                    hi += 1
+            out += pairs[lo:hi]
+            out.append((end, kid))
+            lo = hi
+        out += pairs[lo:]
+        return out
 
     def _keyword_windows_small(
         self, pairs: list[tuple[int, int]], n: int
@@ -676,16 +856,23 @@ class Scanner:
             out[i] = _merge_windows(offsets, before, rule.window_after + 1, n)
         return out
 
-    def _keyword_windows(self, pairs: list[tuple[int, int]], n: int) -> dict[int, list[list[int]]]:
+    def _keyword_windows(
+        self, pairs: list[tuple[int, int]], n: int, lower: bytes | None = None
+    ) -> dict[int, list[list[int]]]:
         """Per rule, the windows around its keywords' occurrences (see ``_merge_windows``).
 
         ``pairs`` are (offset of a keyword's last character, keyword id), in text order. They
         are grouped by keyword with C-level sorts and slices, not a Python step per occurrence
         (keyword-dense text has one every ten characters). Rules come in the order of their
-        first keyword's first occurrence.
+        first keyword's first occurrence. ``lower``: the text the pairs were found in, for
+        keyword-dense text (see ``_keyword_windows_dense``).
         """
         if len(pairs) <= SMALL_PAIRS:
             return self._keyword_windows_small(pairs, n)
+        if lower is not None and len(pairs) * DENSE_PAIRS >= n:
+            dense = self._keyword_windows_dense(pairs, n, lower)
+            if dense is not None:
+                return dense
         first_seen = list(dict.fromkeys(map(_SECOND, pairs)))  # keyword ids, in text order
         pairs.sort(key=_SECOND)  # stable: each keyword's offsets stay in text order
         kids = list(map(_SECOND, pairs))
@@ -718,6 +905,55 @@ class Scanner:
             out[i] = _merge_windows(offsets, before, after, n)
         return out
 
+    def _keyword_windows_dense(
+        self, pairs: list[tuple[int, int]], n: int, lower: bytes
+    ) -> dict[int, list[list[int]]] | None:
+        """``_keyword_windows`` for keyword-dense text, without sorting the occurrences.
+
+        Most rules' windows there cover the whole text, which only the number of their keywords'
+        occurrences decides: those are counted (in C). The few keywords whose rules need the
+        offsets are found again with ``bytes.find``, each occurrence (overlapping ones too) as the
+        automaton reports it. None when more than ``DENSE_FIND_KEYWORDS`` keywords would be.
+        """
+        counts = Counter(map(_SECOND, pairs))  # keyword ids in order of first occurrence
+        rule_kids: dict[int, list[int]] = {}
+        for kid in counts:
+            for i in self._kw_rules[kid]:
+                rule_kids.setdefault(i, []).append(kid)
+        plan: list[tuple[int, int, int, list[int] | None]] = []
+        wanted: set[int] = set()
+        for i, kids in rule_kids.items():
+            rule = self._rules[i].rule
+            before = rule.window_before + self._kw_max[i] - 1
+            after = rule.window_after + 1
+            if sum(counts[kid] for kid in kids) * (before + after) >= n:
+                plan.append((i, before, after, None))  # the whole text (see _merge_windows)
+            else:
+                plan.append((i, before, after, kids))
+                wanted.update(kids)
+        if len(wanted) > DENSE_FIND_KEYWORDS:
+            return None
+        ends: dict[int, list[int]] = {}
+        for kid in wanted:
+            word = self._kw_bytes[kid]
+            last = len(word) - 1
+            found: list[int] = []
+            at = lower.find(word)
+            while at >= 0:
+                found.append(at + last)
+                at = lower.find(word, at + 1)
+            ends[kid] = found
+        out: dict[int, list[list[int]]] = {}
+        for i, before, after, some in plan:
+            if some is None:
+                out[i] = [[0, n]]
+                continue
+            offsets: list[int] = []
+            for kid in some:
+                offsets += ends[kid]
+            out[i] = _merge_windows(offsets, before, after, n)
+        return out
+
     def _confirm(
         self,
         crule: _CompiledRule,
@@ -737,13 +973,20 @@ class Scanner:
         # distinct one is read, and judged, once.
         readings: dict[tuple[bytes, bool, bool], tuple[int, int, bool]] = {}
         last = len(data) if data is not None else 0
-        for wa, wb in windows:
-            if data is None or not (text_ascii or text[wa:wb].isascii()):
+        candidates: Iterable[tuple[int, int, tuple[int, int] | None]]
+        if len(windows) == 1 and data is not None:  # most rules on a short text: no set-up
+            wa, wb = windows[0]
+            if text_ascii or text[wa:wb].isascii():
+                first = first_match(crule.bounds, data, wa, wb)
+                candidates = () if first is None else ((wa, wb, first),)
+            else:
+                candidates = ((wa, wb, None),)
+        else:
+            candidates = _first_matches(crule.bounds, text, windows, data, text_ascii)
+        for wa, wb, first in candidates:
+            if first is None or data is None:
                 matches = self._matches(crule, text, wa, wb)
             else:
-                first = first_match(crule.bounds, data, wa, wb)
-                if first is None:
-                    continue  # most windows: one RE2 call, nothing more
                 spans, a, b = self._bounds_ascii(
                     crule, text, (wa, wb, first), data=data, ascii=text_ascii
                 )

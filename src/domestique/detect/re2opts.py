@@ -25,6 +25,7 @@ _NULL = (-1, -1)
 try:  # the wrapper's own loop costs ~5 µs per match in Python; call the C++ Match directly
     _UNANCHORED = re2._Anchor.UNANCHORED
     _ANCHOR_BOTH = re2._Anchor.ANCHOR_BOTH
+    _ANCHOR_START = re2._Anchor.ANCHOR_START
     _FAST = True
 except AttributeError:  # pragma: no cover - another google-re2 layout: use the public API
     _FAST = False
@@ -114,13 +115,17 @@ def match_spans(
         return out
     match = regex._regexp.Match
     pos = start
+    # ``len(out) > 16 + (offset - start) // dense`` is ``offset < start + (len(out) - 16) * dense``:
+    # a bound that grows by ``dense`` with each match (-1, never met, without ``dense``).
+    bound = start - 16 * dense if dense else -1
     while pos <= end:
         span = match(_UNANCHORED, data, pos, end)[0]
         if span == _NULL:
             break
-        if dense and len(out) > 16 + (span[0] - start) // dense:
+        if span[0] < bound:
             return None
         out.append(span)
+        bound += dense
         pos = span[1] if span[1] > span[0] else span[1] + 1
     return out
 
@@ -133,6 +138,16 @@ def first_match(regex: re2._Regexp, data: bytes, start: int, end: int) -> tuple[
         return None if m is None else m.span()
     span = regex._regexp.Match(_UNANCHORED, data, start, end)[0]
     return None if span == _NULL else span
+
+
+def match_at(regex: re2._Regexp, data: bytes, pos: int) -> tuple[int, int] | None:
+    """The span of the match of ``regex`` that starts at ``pos`` in ``data`` (the bytes before
+    are context), or None: the match an unanchored search reports when none starts earlier."""
+    if not _FAST:
+        m = regex.match(data, pos)
+        return None if m is None else m.span()
+    span = regex._regexp.Match(_ANCHOR_START, data, pos, len(data))[0]
+    return None if span == _NULL else (int(span[0]), int(span[1]))
 
 
 def groups_at(

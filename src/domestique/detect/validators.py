@@ -212,7 +212,7 @@ def mixed_charset(value: str) -> bool:
 _TEMPLATE_RE = re.compile(
     r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|"
     r"(?i:your[_\- ]?(?:pass|secret|token|key)|changeme|change[_\-]me|placeholder|redacted|"
-    r"example|sample|dummy|fake|^xxx|xxx$)|"
+    r"example|sample|dummy|fake|xxx$)|"
     # a mask or an ellipsis that opens or closes the value (sk-…, ****abcd); inside the value
     # (``x***Q7``) such runs are ordinary password characters
     r"^[*.\u2022\u2026]{3,}|[*.\u2022\u2026]{3,}$|\u2026"

@@ -76,8 +76,28 @@ _SPECIAL_RE = re.compile(f"[{_INVISIBLE}{_FOLDS_TO_ASCII}{_CONFUSABLE_CLASS}\ud8
 _SPECIAL_RE2 = re2.compile(_SPECIAL_CLASS, RE2_OPTIONS)  # over UTF-8: a DFA, not a char loop
 
 
+# Up to this many "?" in a text's ASCII shadow (its own and its non-ASCII characters), these are
+# looked at one by one; beyond, one RE2 pass over the UTF-8 text finds the special ones.
+FEW_NON_ASCII = 8192
+
+
 def _special_positions(text: str) -> list[int]:
     """Indices of the characters the fold view changes (or may change)."""
+    shadow = ascii_shadow(text)  # every character the fold changes is not ASCII: "?" here
+    if shadow.count(b"?") <= FEW_NON_ASCII:
+        out: list[int] = []
+        match = _SPECIAL_RE.match
+        i = shadow.find(b"?")
+        while i >= 0:
+            if match(text, i):
+                out.append(i)
+            i = shadow.find(b"?", i + 1)
+        return out
+    return _special_positions_utf8(text)
+
+
+def _special_positions_utf8(text: str) -> list[int]:
+    """``_special_positions`` for text with many non-ASCII characters."""
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: the slower per-character scan finds them too
@@ -214,20 +234,28 @@ def fold_view(root: View) -> View | None:
     edits: list[Edit] = []
     last = 0
     vpos = 0
-    for i in _special_positions(text):
+    specials = _special_positions(text)
+    shadow = ascii_shadow(text)
+    shadow_pieces: list[bytes] = []  # the view's shadow, spliced (one byte per character)
+    for i in specials:
         rep = _fold_char(text, i, text[i])
         if rep is None:
             continue
         pieces.append(text[last:i])
+        shadow_pieces.append(shadow[last:i])
         vpos += i - last
         pieces.append(rep)
+        shadow_pieces.append(rep.encode("ascii", "replace"))
         edits.append(Edit(vpos, len(rep), i, 1))
         vpos += len(rep)
         last = i + 1
     if not edits:
         return None
     pieces.append(text[last:])
-    return View("".join(pieces), root, tuple(edits), depth=root.depth)
+    shadow_pieces.append(shadow[last:])
+    folded = "".join(pieces)
+    _remember_shadow(folded, b"".join(shadow_pieces))
+    return View(folded, root, tuple(edits), depth=root.depth)
 
 
 def _decode_escape(tok: str) -> str | None:
@@ -248,19 +276,24 @@ def _escape_regions(text: str) -> list[tuple[int, int]]:
     return trigger_lines(text)[0]
 
 
-def trigger_lines(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def trigger_lines(
+    text: str, spans: list[tuple[int, int]] | None = None
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The lines of ``text`` with an escape (adjacent ones merged) and those that join string
     literals: where :func:`unescape_view` and :func:`concat_view` have something to undo.
 
     One RE2 pass finds both. Neither kind of trigger spans a line, and they share no character
     (``\\ % & # ;``, hex digits and ``u x X`` against quotes, blanks, ``+`` and ``.``), so no match
     of one hides a match of the other: the pass sees every line each would find alone.
+    ``spans``: the matches of ``TRIGGER_LINES_RE`` in the text's ASCII shadow, when known.
     """
     escapes: list[tuple[int, int]] = []
     joins: list[tuple[int, int]] = []
     data = ascii_shadow(text)
     line_start = line_end = -1
-    for start, end in match_spans(_TRIGGER_LINES_RE, data, 0, len(data)):
+    if spans is None:
+        spans = match_spans(TRIGGER_LINES_RE, data, 0, len(data))
+    for start, end in spans:
         if start > line_end:  # a new line
             line_start = text.rfind("\n", 0, start) + 1
             line_end = text.find("\n", end)
@@ -384,8 +417,8 @@ def concat_view(parent: View, regions: list[tuple[int, int]] | None = None) -> V
             edits.append(Edit(vpos, 1, prev_end, start - prev_end))
             vpos += 1
         last = start
-        for spans in iter_spans(_CONCAT_RE, data[start:end]):
-            s, e = start + spans[0][0], start + spans[0][1]
+        # (_CONCAT_RE has no assertion: the text around a line does not change its matches)
+        for s, e in match_spans(_CONCAT_RE, data, start, end):
             pieces.append(text[last:s])
             vpos += s - last
             edits.append(Edit(vpos, 0, s, e - s))
@@ -399,7 +432,7 @@ def concat_view(parent: View, regions: list[tuple[int, int]] | None = None) -> V
     return View("".join(pieces), parent, tuple(edits), depth=parent.depth)
 
 
-_TRIGGER_LINES_RE = re2.compile(
+TRIGGER_LINES_RE = re2.compile(
     f"(?:{_ESCAPE_TRIGGER_RE.pattern})|(?:{_CONCAT_TRIGGER_RE.pattern})", RE2_OPTIONS
 )
 _JOIN_FIRST = frozenset(b"\"'")  # a join starts with a quote, an escape never does
@@ -423,18 +456,19 @@ def _printable_ratio(s: str) -> float:
     return ok / len(s)
 
 
-def decoded_views(parent: View, max_depth: int = 2) -> list[View]:
+def decoded_views(parent: View, max_depth: int = 2, *, shadow: bytes | None = None) -> list[View]:
     """Views of plausible base64/hex blobs in ``parent``, decoded to text.
 
     A blob is kept when it decodes to UTF-8 text that is at least 95% printable (a secret wrapped
     to hide it); binary data and identifiers that merely look like base64 are dropped.
+    ``shadow``: the ASCII shadow of ``parent.text``, when already at hand.
     """
     if parent.depth >= max_depth:
         return []
     text = parent.text
     out: list[View] = []
     tried: dict[str, str | None] = {}  # code repeats its long identifiers: decode each once
-    for (bs, be), blob in _spans(_B64_RE, text):
+    for (bs, be), blob in _spans(_B64_RE, text, shadow):
         if len(blob) > MAX_DECODE_CANDIDATE:
             continue
         if blob in tried:
@@ -477,6 +511,12 @@ def ascii_shadow(text: str) -> bytes:
     return shadow
 
 
+def _remember_shadow(text: str, shadow: bytes) -> None:
+    """Remember ``shadow`` as ``ascii_shadow(text)`` (built by the caller, e.g. spliced)."""
+    global _SHADOW_MEMO  # noqa: PLW0603 - see ascii_shadow
+    _SHADOW_MEMO = (text, shadow)
+
+
 _LOWER_MEMO: tuple[str, bytes] = ("", b"")
 
 
@@ -492,10 +532,12 @@ def lower_shadow(text: str) -> bytes:
     return lower
 
 
-def _spans(regex: re2._Regexp, text: str) -> Iterator[tuple[tuple[int, int], str]]:
+def _spans(
+    regex: re2._Regexp, text: str, shadow: bytes | None = None
+) -> Iterator[tuple[tuple[int, int], str]]:
     """Matches of an ASCII-only ``regex`` in ``text``, as character spans and matched text."""
-    for spans in iter_spans(regex, ascii_shadow(text)):
-        s, e = spans[0]
+    data = ascii_shadow(text) if shadow is None else shadow
+    for s, e in match_spans(regex, data, 0, len(data)):
         yield (s, e), text[s:e]
 
 

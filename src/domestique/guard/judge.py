@@ -53,9 +53,35 @@ class CommandJudgement:
     fast: bool = False
     latency_us: int = 0
 
+    def __init__(  # noqa: PLR0917 - the fields, in order, as the generated __init__ takes them
+        self,
+        verdict: Verdict,
+        unfolded: tuple[str, ...],
+        masked_command: str,
+        hosts: tuple[str, ...] = (),
+        fast: bool = False,
+        latency_us: int = 0,
+    ) -> None:
+        # As ``Word`` does: the slot setters instead of the frozen ``__init__``'s
+        # ``object.__setattr__`` per field (one judgement is made per command judged).
+        _SET_VERDICT(self, verdict)
+        _SET_UNFOLDED(self, unfolded)
+        _SET_MASKED(self, masked_command)
+        _SET_HOSTS(self, hosts)
+        _SET_FAST(self, fast)
+        _SET_LATENCY(self, latency_us)
+
     @property
     def action(self) -> Action:
         return self.verdict.action
+
+
+_SET_VERDICT: Any = vars(CommandJudgement)["verdict"].__set__
+_SET_UNFOLDED: Any = vars(CommandJudgement)["unfolded"].__set__
+_SET_MASKED: Any = vars(CommandJudgement)["masked_command"].__set__
+_SET_HOSTS: Any = vars(CommandJudgement)["hosts"].__set__
+_SET_FAST: Any = vars(CommandJudgement)["fast"].__set__
+_SET_LATENCY: Any = vars(CommandJudgement)["latency_us"].__set__
 
 
 def judge_command(
@@ -254,7 +280,7 @@ def _secret_hits(command: str, scanner: Scanner | None, secrets: list[str]) -> l
     return out
 
 
-_MASK_RE: Any = None
+_MASK_RES: Any = None
 # Every value the pattern below masks comes after (or, for user:pass@host, before) one of these.
 _MASK_HINTS = ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "@", "cred")
 
@@ -264,18 +290,11 @@ def _heuristic_mask(text: str) -> str:
 
     ``TOKEN=…``, ``--password …``, ``Authorization: Bearer …``, ``user:pass@host``.
     """
-    global _MASK_RE  # noqa: PLW0603 - compiled on first use, keeps the fast path import-light
+    global _MASK_RES  # noqa: PLW0603 - compiled on first use, keeps the fast path import-light
     if not any(map(text.lower().__contains__, _MASK_HINTS)):  # map: no Python-level loop
         return text
-    import re
-
-    if _MASK_RE is None:
-        _MASK_RE = re.compile(
-            r"(?i)(?P<k>(?:[\w.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|passwd|pwd|"
-            r"credential|auth)[\w.-]*)\s*[=:]\s*|(?:--?(?:password|passwd|token|api-key|secret)"
-            r"[= ]\s*)|bearer\s+|basic\s+|-p(?=\S{4,}))(?P<v>['\"]?[^\s'\"&;|]{4,})|"
-            r"(?P<u>[a-z][\w+.-]*://[^/\s:@]+:)(?P<pw>[^@\s/]{3,})(?=@)"
-        )
+    if _MASK_RES is None:
+        _MASK_RES = _mask_patterns()
 
     from domestique.keys import mask_preview
 
@@ -286,18 +305,48 @@ def _heuristic_mask(text: str) -> str:
         quote = value[0] if value[:1] in "'\"" else ""
         return str(m.group("k")) + quote + mask_preview(value[len(quote) :])
 
-    return str(_MASK_RE.sub(sub, text))
+    return str(_MASK_RES["://" in text].sub(sub, text))
+
+
+def _mask_patterns() -> tuple[Any, Any]:
+    """The masking pattern without (index 0) and with (index 1) its ``user:pass@host`` part.
+
+    Both match exactly what the one pattern ``name[=:]value | --option value | bearer value |
+    basic value | -pVALUE | scheme://user:pass@`` matches, only faster:
+
+    - ``name[=:]`` is tried only where a run of ``[\\w.-]`` starts. Its leading ``[\\w.-]*``
+      reaches the keyword from any point of the run, and the run start is tried first (a match
+      never ends inside such a run), so a later start in the same run never matches where the
+      start did not. Without the guard each point of a long word re-scans the rest of it.
+    - ``scheme://`` cannot match without ``://`` in the text; the pattern without it is used
+      then (its ``[a-z][\\w+.-]*`` re-scans every word from each letter otherwise).
+    """
+    import re
+
+    named = (
+        r"(?i)(?P<k>(?<![\w.-])(?:[\w.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|passwd|pwd|"
+        r"credential|auth)[\w.-]*)\s*[=:]\s*|(?:--?(?:password|passwd|token|api-key|secret)"
+        r"[= ]\s*)|bearer\s+|basic\s+|-p(?=\S{4,}))(?P<v>['\"]?[^\s'\"&;|]{4,})"
+    )
+    url = r"(?P<u>[a-z][\w+.-]*://[^/\s:@]+:)(?P<pw>[^@\s/]{3,})(?=@)"
+    # Index 0: the url part can never match (no "://"), but the group names stay the same.
+    return re.compile(named + r"|(?P<u>(?!))(?P<pw>(?!))"), re.compile(named + "|" + url)
+
+
+_HOST_RE: Any = None
 
 
 def _hosts(invocations: Sequence[Any]) -> tuple[str, ...]:
-    import re
+    global _HOST_RE  # noqa: PLW0603 - compiled on first use, keeps the fast path import-light
+    if _HOST_RE is None:
+        import re
 
+        _HOST_RE = re.compile(r"(?i)^(?:[a-z][\w+.-]*://)?(?:[^@/\s]*@)?([a-z0-9.-]+\.[a-z]{2,})")
+    match = _HOST_RE.match
     hosts: list[str] = []
     for inv in invocations:
         for w in inv.words[1:]:
-            m = re.match(
-                r"(?i)^(?:[a-z][\w+.-]*://)?(?:[^@/\s]*@)?([a-z0-9.-]+\.[a-z]{2,})", w.text
-            )
+            m = match(w.text)
             if m and ("://" in w.text or "@" in w.text or inv.name in ("ssh", "nc", "ping")):
                 hosts.append(m.group(1).lower())
     return tuple(dict.fromkeys(hosts))[:16]

@@ -6,6 +6,7 @@ Kept free of tree-sitter so the fast path and the rules can import it cheaply.
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,12 +131,14 @@ class Invocation:
         return self._rendered
 
     def _render(self) -> str:
-        texts = [w.text for w in self.words]
+        words = self.words
+        texts = [words[0].text, *self.args] if words else []
         text = " ".join(texts)
         # One match over the joined words: when it passes and the spaces are exactly the joins,
         # no word is empty or holds a space, so every word is plain and shows as written.
         if not (text.count(" ") == len(texts) - 1 and _PLAIN_WORDS.fullmatch(text)):
-            text = " ".join([_show(t) for t in texts])
+            plain = _PLAIN_CHARS.issuperset
+            text = " ".join([t if t and plain(t) else _quote(t) for t in texts])
         if self.env or self.redirects:
             parts = [f"{k}={v}" for k, v in self.env.items()]
             if texts:
@@ -151,9 +154,17 @@ _PLAIN = re.compile(r"[\w\-./=:,@%+~$*?\[\]{}]+", re.ASCII)
 _PLAIN_WORDS = re.compile(r"[\w\-./=:,@%+~$*?\[\]{}]+(?: [\w\-./=:,@%+~$*?\[\]{}]+)*", re.ASCII)
 
 
+# The characters of _PLAIN (a set test per word is cheaper than a match per word).
+_PLAIN_CHARS = frozenset(string.ascii_letters + string.digits + "_-./=:,@%+~$*?[]{}")
+
+
 def _show(text: str) -> str:
     if _PLAIN.fullmatch(text):
         return text
+    return _quote(text)
+
+
+def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 

@@ -7,11 +7,14 @@ deny live in ``RULE_EXAMPLES`` and the test suite runs every one of them.
 
 from __future__ import annotations
 
+import operator
 import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+import ahocorasick
 
 from domestique.guard.model import Hit, Invocation, Span, Word
 from domestique.guard.paths import (
@@ -102,8 +105,15 @@ class Context:
     invs: list[Invocation]
     egress: list[int]
     cred_reads: list[tuple[int, Word]]
-    index: dict[int, int]  # id(invocation) -> its position
-    feeds: set[int]  # positions of invocations whose output is piped somewhere
+    index: dict[int, int]  # id(invocation) -> its position (filled on first use: _position)
+
+
+def _position(ctx: Context, inv: Invocation) -> int:
+    """The position of ``inv`` in the command line."""
+    index = ctx.index
+    if not index:
+        index.update((id(v), i) for i, v in enumerate(ctx.invs))
+    return index[id(inv)]
 
 
 def _span_of(*spans: Span) -> Span:
@@ -193,7 +203,7 @@ def _saved_paths(inv: Invocation) -> list[str]:
     """Files a download or decode writes (-o/-O, > file, wget's default name)."""
     out = [r.target.text for r in inv.redirects if r.writes and r.fd in ("", "1")]
     words = inv.words
-    urls = [w.text for w in words[1:] if re.match(r"(?i)^(?:https?|ftp)://", w.text)]
+    urls = [w.text for w in words[1:] if _URL_START.match(w.text)]
     for i, w in enumerate(words[1:], start=1):
         t = w.text
         nxt = words[i + 1].text if i + 1 < len(words) else ""
@@ -213,6 +223,9 @@ def _saved_paths(inv: Invocation) -> list[str]:
     ):
         out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
     return [_key(p) for p in out if p]
+
+
+_URL_START = re.compile(r"(?i)^(?:https?|ftp)://")
 
 
 def _key(path: str) -> str:
@@ -296,14 +309,20 @@ def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             )
 
 
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
 def _rule_find(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if inv.name != "find":
         return
     args = inv.args
-    deleting = "-delete" in args or any(
-        a in ("-exec", "-execdir", "-ok", "-okdir") and i + 1 < len(args)
-        and args[i + 1].rsplit("/", 1)[-1] in ("rm", "shred", "unlink")
-        for i, a in enumerate(args)
+    deleting = "-delete" in args or (
+        not _FIND_EXEC.isdisjoint(args)
+        and any(
+            a in _FIND_EXEC and i + 1 < len(args)
+            and args[i + 1].rsplit("/", 1)[-1] in ("rm", "shred", "unlink")
+            for i, a in enumerate(args)
+        )
     )  # fmt: skip
     if not deleting:
         return
@@ -576,44 +595,73 @@ def _rule_net_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
 def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """Persistence, account, history and guard files written, moved, linked or deleted."""
     n = inv.name
-    judged = inv.render()
-    redirected: list[Word] = [r.target for r in inv.redirects if r.writes]
+    args = inv.args
+    redirected: list[Word] = [r.target for r in inv.redirects if r.writes] if inv.redirects else []
     targets = list(redirected)
     modifies = n not in READ_ONLY or n in _CREATES
     if modifies:
         targets += [w for w in inv.words[1:] if not w.text.startswith("-") or "=" in w.text]
-    if n == "find" and ("-delete" in inv.args or any(a.endswith("rm") for a in inv.args)):
+    if n == "find" and ("-delete" in args or any(map(_ENDS_RM, args))):
         targets += inv.words[1:2]
+    if not targets and n != "ln":
+        return  # nothing written (most finds and other read-only commands)
+    judged = inv.render()
     seen: set[str] = set()
     for t in targets:
         if not t.text or not ("/" in t.text or t.text[0] in ".~$" or "=" in t.text):
             continue  # no path that could name a start-up, account, history or guard file
-        via_redirect = any(t is r for r in redirected)
+        via_redirect = bool(redirected) and any(t is r for r in redirected)
         text = t.text.split("=", 1)[1] if t.text.startswith(("of=", "--output=")) else t.text
         path = canonical_for_match(text, ctx.cwd)
         if path in seen:
             continue
         seen.add(path)
-        if ctx.guard_re.search(path):
+        guard, persistence, account, history = _path_marks(path, ctx.guard_re)
+        if guard:
             yield Hit("cmd.guard_tamper", f"{n} changes {text}", t.span, judged)
         if n in ("cat", "grep", "ls") and not via_redirect:
             continue
-        if PERSISTENCE_FILES.search(path) and n not in ("rm", "unlink", "shred"):
+        if persistence and n not in ("rm", "unlink", "shred"):
             yield Hit("cmd.persistence", f"{n} writes start-up file {text}", t.span, judged)
-        elif ACCOUNT_FILES.search(path) and n not in ("cat",):
+        elif account and n not in ("cat",):
             yield Hit("cmd.privilege.accounts", f"{n} changes {text}", t.span, judged)
-        elif HISTORY_FILES.search(path) and (
+        elif history and (
             (via_redirect and n != "tee" and not _appends(inv, t))
             or n in _WIPERS
             or (n in ("cp", "mv", "ln", "install") and t is targets[-1] and not via_redirect)
             or (n == "dd" and t.text.startswith("of="))
-            or (n in ("sed", "perl") and any(a.startswith("-i") for a in inv.args))
+            or (n in ("sed", "perl") and any(a.startswith("-i") for a in args))
         ):
             yield Hit("cmd.history_wipe", f"{n} changes history or logs ({text})", t.span, judged)
-    if n in ("ln",) and inv.args and inv.args[0] in ("-s", "-sf", "-fs") and len(inv.args) >= 3:
-        dest = canonical_for_match(inv.args[-1], ctx.cwd)
-        if inv.args[-2] == "/dev/null" and HISTORY_FILES.search(dest):
+    if n in ("ln",) and args and args[0] in ("-s", "-sf", "-fs") and len(args) >= 3:
+        dest = canonical_for_match(args[-1], ctx.cwd)
+        if args[-2] == "/dev/null" and HISTORY_FILES.search(dest):
             yield Hit("cmd.history_wipe", "history linked to /dev/null", inv.span, judged)
+
+
+_ENDS_RM = operator.methodcaller("endswith", "rm")
+_PATH_MARKS: dict[tuple[str, str], tuple[bool, bool, bool, bool]] = {}
+
+
+def _path_marks(path: str, guard_re: re.Pattern[str]) -> tuple[bool, bool, bool, bool]:
+    """(guard file, start-up file, account file, history or log) for a canonical path.
+
+    Cached (bounded): a pure function of the path and the guard pattern, and paths repeat. The
+    key holds the pattern's text, not the pattern (hashing a compiled pattern hashes its code).
+    """
+    key = (path, guard_re.pattern)
+    marks = _PATH_MARKS.get(key)
+    if marks is None:
+        marks = (
+            guard_re.search(path) is not None,
+            PERSISTENCE_FILES.search(path) is not None,
+            ACCOUNT_FILES.search(path) is not None,
+            HISTORY_FILES.search(path) is not None,
+        )
+        if len(_PATH_MARKS) >= 4096:
+            _PATH_MARKS.clear()
+        _PATH_MARKS[key] = marks
+    return marks
 
 
 _WIPERS = frozenset({"rm", "unlink", "shred", "truncate", "srm", "wipe", "mv"})
@@ -1208,9 +1256,9 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """
     n = inv.name
     judged = inv.render()
-    argv = " ".join(inv.argv)
+    argv = " ".join((inv.words[0].text, *inv.args))
     low = argv.lower()
-    if any(map(low.__contains__, _RECON_TOOL_HINTS)) and _RECON_TOOLS.search(argv):
+    if next(_RECON_HINT_SEARCH(low), None) is not None and _RECON_TOOLS.search(argv):
         yield Hit("cmd.recon", "runs a privilege-escalation enumeration tool", inv.span, judged)
         return
     if n in _GREPS:
@@ -1227,7 +1275,7 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if n == "awk":
         program = " ".join(inv.args)
         ups = [ctx.invs[i] for i in inv.upstream]
-        if re.search(r"\$3\s*==\s*\"?0", program) and "/etc/passwd" in [
+        if _ROOT_UID_FILTER.search(program) and "/etc/passwd" in [
             *inv.args,
             *(a for u in ups for a in u.args),
         ]:
@@ -1243,11 +1291,24 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if n != "find":
         return
     args = inv.args
-    roots = [a for a in args if not a.startswith(("-", "(", "!", "\\"))][:1] or ["."]
-    place = classify(roots[0], ctx.cwd)
-    wide = place in (Place.ROOT, Place.SYSTEM, Place.HOME, Place.VARIABLE) or place is Place.OUTSIDE
-    system = _secret_root(roots[0], ctx.cwd)
-    for i, a in enumerate(args):
+    roots = ["."]
+    for a in args:
+        if not a.startswith(("-", "(", "!", "\\")):
+            roots = [a]
+            break
+    # Every test in the loop needs one of the options in _FIND_RECON_TESTS and a wide root or a
+    # system root: where the root points is worked out only for a find with such an option.
+    if _FIND_RECON_TESTS.isdisjoint(args):
+        place, wide, system = Place.PROJECT, False, False
+    else:
+        place = classify(roots[0], ctx.cwd)
+        wide = place in (Place.ROOT, Place.SYSTEM, Place.HOME, Place.VARIABLE) or (
+            place is Place.OUTSIDE
+        )
+        system = _secret_root(roots[0], ctx.cwd)
+    for i, a in enumerate(args if wide or system else ()):
+        if a not in _FIND_RECON_TESTS:
+            continue
         nxt = args[i + 1] if i + 1 < len(args) else ""
         if a == "-perm" and (_RECON_PERM.match(nxt) or nxt in ("-o", "-g")) and wide:
             yield Hit("cmd.recon", f"find searches for setuid or writable files ({nxt})",
@@ -1259,7 +1320,7 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if a in ("-writable",) and wide:
             yield Hit("cmd.recon", "find searches for writable files", inv.span, judged)
             return
-        if a in ("-name", "-iname", "-path") and _RECON_NAMES.search(nxt) and wide:
+        if wide and a in ("-name", "-iname", "-path") and _RECON_NAMES.search(nxt):
             yield Hit("cmd.recon", f"find hunts for credential files ({nxt})", inv.span, judged)
             return
         if not system:
@@ -1280,12 +1341,20 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.recon", f"find searches {roots[0]} by owner", inv.span, judged)
 
 
+_ROOT_UID_FILTER = re.compile(r"\$3\s*==\s*\"?0")
+_FIND_RECON_TESTS = frozenset(
+    {"-perm", "-readable", "-nouser", "-nogroup", "-writable", "-name", "-iname", "-path",
+     "-wholename", "-exec", "-execdir"}
+) | _OWNER_TESTS  # fmt: skip
+_PASSWORD_WORDS = re.compile(r"(?i)pass|secret|token|api.?key")
+
+
 def _recon_grep(inv: Invocation, ctx: Context, judged: str) -> Iterator[Hit]:
     """Password hunts in system roots or history; any recursive search of a system root."""
     n = inv.name
     flags, rest = _opts(inv.words[1:])
     paths = [w.text for w in rest[1:]] if not ({"e", "f"} & flags) else [w.text for w in rest]
-    if re.search(r"(?i)pass|secret|token|api.?key", " ".join(inv.args)):
+    if _PASSWORD_WORDS.search(" ".join(inv.args)):
         hunted = paths + [
             u.args[0] for u in (ctx.invs[i] for i in inv.upstream) if u.name == "cat" and u.args
         ]
@@ -1432,7 +1501,7 @@ _HOME_CHILD_VARIABLE = re.compile(r"~/\$(?:\w+|\{\w+\})/?")
 
 def _cd_before(inv: Invocation, ctx: Context) -> str | None:
     """The folder of the last literal ``cd`` earlier in the line (None: the working folder)."""
-    me = ctx.index[id(inv)]
+    me = _position(ctx, inv)
     for c in reversed(ctx.invs[:me]):
         if c.name == "cd" and c.args and c.words[1].literal and c.args[0] != "-":
             return c.args[0]
@@ -1573,12 +1642,13 @@ def _rule_memory_and_scripts(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     texts = [inv.stdin_text or ""]
     texts += [" ".join(ctx.invs[i].args) for i in inv.upstream]
     for text in texts:
-        for token in re.split(r"[\s,]+|\\n", text):
+        for token in _SCRIPT_TOKENS.split(text):
             if token and _cred_hint(token) and CREDENTIAL_FILES.search(token):
                 yield Hit("cmd.credential_read", f"{n} script opens {token}", inv.span, judged)
                 return
 
 
+_SCRIPT_TOKENS = re.compile(r"[\s,]+|\\n")
 _FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox"})
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
@@ -1633,7 +1703,8 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """Text that starts a shell written to a file or piped to a tool; shell binaries copied."""
     n = inv.name
     judged = inv.render()
-    feeds_other = ctx.index[id(inv)] in ctx.feeds
+    me = _position(ctx, inv)
+    feeds_other = any(me in o.upstream for o in ctx.invs)
     writes = any(r.writes and r.target.text not in ("/dev/null",) for r in inv.redirects)
     text: str | None = None
     if n in ("echo", "printf") and (writes or feeds_other):
@@ -1657,11 +1728,14 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.shell_escape", f"{n} copies a shell binary", inv.span, judged)
         return
     if n == "sed" and any(
-        re.fullmatch(r"(?:\d+|\$|/[^/]*/)?e(?:\s.*)?", a, re.S)
-        or re.search(r"s/.*/.*/[gip]*e[gip]*$", a)
+        _SED_E_COMMAND.fullmatch(a) or _SED_E_FLAG.search(a)
         for a in inv.args
     ):  # fmt: skip
         yield Hit("cmd.shell_escape", "sed's e command runs shell commands", inv.span, judged)
+
+
+_SED_E_COMMAND = re.compile(r"(?:\d+|\$|/[^/]*/)?e(?:\s.*)?", re.S)
+_SED_E_FLAG = re.compile(r"s/.*/.*/[gip]*e[gip]*$")
 
 
 # Dates before this year are not a build's: reproducible builds stamp 1980-01-01 (the zip epoch)
@@ -1826,7 +1900,7 @@ def _rule_exec_data(ctx: Context) -> Iterator[Hit]:
             up = set(inv.upstream)
             partners = [invs[i] for i in inv.upstream]
             partners += [o for o in invs if up and set(o.upstream) >= up and o is not inv]
-            me = ctx.index[id(inv)]
+            me = _position(ctx, inv)
             partners += [o for o in invs if me in o.upstream]
             for p in partners:
                 if p.name in RAW_NETWORK or (p.name == "openssl" and "s_client" in p.args):
@@ -1885,8 +1959,9 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                 saved[p] = ("decode", inv)
 
 
-# Fragments (lower case) one of which every credential path in CREDENTIAL_FILES contains. A
-# substring test per fragment is several times faster than one case-blind regex alternation.
+# Fragments (lower case) one of which every credential path in CREDENTIAL_FILES contains. One
+# Aho-Corasick pass finds any of them (a substring test per fragment costs a scan per fragment,
+# a case-blind regex alternation more).
 _CRED_HINTS = (
     "ssh", "aws", "gcloud", "azure", "kube", "docker", "netrc", "credential", "npmrc", "pypirc",
     "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
@@ -1895,10 +1970,23 @@ _CRED_HINTS = (
 )  # fmt: skip
 
 
+def _hint_automaton(hints: tuple[str, ...]) -> Any:
+    automaton = ahocorasick.Automaton()
+    for hint in hints:
+        automaton.add_word(hint, hint)
+    automaton.make_automaton()
+    return automaton
+
+
+_CRED_HINT_SEARCH = _hint_automaton(_CRED_HINTS).iter
+
+
 def _cred_hint(text: str) -> bool:
-    return any(map(text.lower().__contains__, _CRED_HINTS))  # map: no Python-level loop
+    """Does ``text`` (any case) contain one of ``_CRED_HINTS``?"""
+    return next(_CRED_HINT_SEARCH(text.lower()), None) is not None
 
 
+_RECON_HINT_SEARCH = _hint_automaton(_RECON_TOOL_HINTS).iter
 _SPLIT_PIECES = re.compile(r"[=@,:]")
 
 
@@ -1987,6 +2075,9 @@ def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
                 return
 
 
+_SENSITIVE_PIECES = re.compile(r"[=@,:\s<]")
+
+
 def _rule_credentials(ctx: Context) -> Iterator[Hit]:
     invs = ctx.invs
     if ctx.egress:
@@ -2016,7 +2107,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
                     and not w.text.startswith("ssh ")  # rsync -e "ssh -i key": auth, not data
                 ]
                 for w in [*words, *(r.target for r in f.redirects if r.reads)]:
-                    for piece in re.split(r"[=@,:\s<]", w.text):
+                    for piece in _SENSITIVE_PIECES.split(w.text):
                         if piece and SENSITIVE_FILES.search(canonical_for_match(piece, ctx.cwd)):
                             if f.name in ("ssh", "scp", "git") and f is inv and f.name != "scp":
                                 continue
@@ -2082,17 +2173,44 @@ _MKFS = ("mkfs", "mke2fs", "mkswap", "mkdosfs", "mkntfs", "newfs")
 
 _TRANSFER_NAMES = frozenset({"scp", "rsync", "sftp", "curl", "wget", "wget2", "http", "xh"})
 
+_SHELL_ESCAPE_SKIP = SHELLS | _SHELL_ESCAPE_OK | WRAPPERS
+_ENDS_DELETER = operator.methodcaller("endswith", ("rm", "shred", "unlink"))
+
+
+def _find_may_delete(inv: Invocation) -> bool:
+    """Could a find delete (``-delete``, or an argument naming rm, shred or unlink)?
+
+    What ``_rule_find`` (``-exec rm``…) and ``_rule_writes`` (an argument ending in ``rm``)
+    need before they look further: without it, neither can fire on a find.
+    """
+    args = inv.args
+    return "-delete" in args or any(map(_ENDS_DELETER, args))
+
+
+def _mentions_sh(inv: Invocation, n: str) -> bool:
+    """Could ``_rule_shell_escape`` fire on the arguments (it needs ``sh`` in one of them)?"""
+    return n not in _SHELL_ESCAPE_SKIP and "sh" in "\n".join(inv.args)
+
+
 # (rule, gate): a rule runs on an invocation only when its cheap gate says it could fire.
 PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_rm, lambda inv, n: n in _RM_NAMES),
-    (_rule_find, lambda inv, n: n == "find"),
+    (_rule_find, lambda inv, n: n == "find" and _find_may_delete(inv)),
     (_rule_git, lambda inv, n: n == "git"),
     (_rule_device, lambda inv, n: n in _DEVICE_NAMES or inv.redirects or n.startswith(_MKFS)),
     (_rule_net_shell, lambda inv, n: n in _NET_SHELL_NAMES or inv.redirects),
-    (_rule_writes, lambda inv, n: inv.redirects or n not in READ_ONLY or n == "find"),
+    (
+        _rule_writes,
+        lambda inv, n: (
+            inv.redirects or n not in READ_ONLY or (n == "find" and _find_may_delete(inv))
+        ),
+    ),
     (_rule_commands, lambda inv, n: n in _COMMAND_NAMES or inv.env),
-    (_rule_shell_escape, lambda inv, n: len(inv.words) > 1 or inv.env),
-    (_rule_shell_subcommand, lambda inv, n: len(inv.words) > 1 and n not in SHELLS),
+    (_rule_shell_escape, lambda inv, n: inv.env or (len(inv.words) > 1 and _mentions_sh(inv, n))),
+    (
+        _rule_shell_subcommand,
+        lambda inv, n: len(inv.words) > 1 and n not in SHELLS and inv.words[1].text == "shell",
+    ),
     (_rule_tui_shell_key, lambda inv, n: n in _TUI_SHELL_KEY),
     (_rule_unsafe_mode, lambda inv, n: n in _UNSAFE_MODE_NAMES and len(inv.words) > 1),
     (_rule_package_file, lambda inv, n: n in _PACKAGE_NAMES and len(inv.words) > 1),
@@ -2116,60 +2234,110 @@ def judge_unfolded(
 ) -> tuple[list[Hit], bool]:
     """Every hit for the unfolded command line, and whether it reaches the network."""
     invs = unfolded.invocations
+    egress: list[int] = []
     ctx = Context(
         cwd=cwd,
         guard_re=_guard_re(domestique_home),
         invs=invs,
-        egress=[i for i, inv in enumerate(invs) if is_egress(inv)],
+        egress=egress,
         cred_reads=[],
-        index={id(inv): i for i, inv in enumerate(invs)},
-        feeds={u for inv in invs for u in inv.upstream},
+        index={},
     )
-    # One test over every word first: most command lines name no credential file at all.
-    texts = [t for inv in invs for t in inv.args]
-    texts += [r.target.text for inv in invs for r in inv.redirects]
-    any_cred = _cred_hint("\n".join(texts))
-    for i, inv in enumerate(invs):
-        if any_cred:
-            ctx.cred_reads += [(i, w) for w in _cred_words(inv, ctx)]
-        if inv.code_creds:
-            ctx.cred_reads += [(i, Word(c, True, inv.span)) for c in inv.code_creds]
     hits = list(unfolded.hits)
-    for inv in invs:
-        if not inv.words:
+    # One pass: the per-invocation rules (none reads the egress list or the credential reads),
+    # and the facts the line rules share or that decide whether they can fire at all.
+    names: set[str] = set()
+    texts: list[str] = []
+    exec_data = False
+    code_creds = False
+    privileged = False
+    for i, inv in enumerate(invs):
+        n = inv.name
+        names.add(n)
+        texts += inv.args
+        if inv.redirects:
+            texts += [r.target.text for r in inv.redirects]
+            if is_egress(inv):
+                egress.append(i)
+        elif (n in NETWORK or inv.code_network) and is_egress(inv):
+            egress.append(i)
+        if inv.exec_data:
+            exec_data = True
+        if inv.code_creds:
+            code_creds = True
+        words = inv.words
+        if (inv.via and not _PRIVILEGED_VIA.isdisjoint(inv.via)) or (
+            words and words[0].text.startswith(_TEMP_EXEC)
+        ):
+            privileged = True
+        if not words:
             continue
         for rule in _rules_for(inv):
             hits.extend(rule(inv, ctx))
     for name, value in unfolded.assignments:
         hits.extend(_assignment_hit(name, value.text, value.span, f"{name}={value.text}"))
-    hits.extend(_rule_exec_data(ctx))
-    hits.extend(_rule_saved_exec(ctx))
-    hits.extend(_rule_credentials(ctx))
-    # Skipped when they cannot fire (most lines): the first looks only at the egress
-    # invocations, the second only at non-ASCII text.
-    if ctx.egress:
+    # One test over every word first: most command lines name no credential file at all.
+    if _cred_hint("\n".join(texts)):
+        for i, inv in enumerate(invs):
+            ctx.cred_reads += [(i, w) for w in _cred_words(inv, ctx)]
+            if inv.code_creds:
+                ctx.cred_reads += [(i, Word(c, True, inv.span)) for c in inv.code_creds]
+    elif code_creds:
+        for i, inv in enumerate(invs):
+            if inv.code_creds:
+                ctx.cred_reads += [(i, Word(c, True, inv.span)) for c in inv.code_creds]
+    # The line rules run only when a name or fact they need is present (most lines: none).
+    if exec_data or not names.isdisjoint(_EXEC_DATA_NAMES):
+        hits.extend(_rule_exec_data(ctx))
+    if not names.isdisjoint(_SAVED_EXEC_NAMES):
+        hits.extend(_rule_saved_exec(ctx))
+    if egress or ctx.cred_reads:
+        hits.extend(_rule_credentials(ctx))
+    if egress:
         hits.extend(_rule_egress_shapes(ctx))
     if not command.isascii():
         hits.extend(_rule_non_ascii(command))
-    hits.extend(_rule_privileged(ctx))
-    return hits, bool(ctx.egress)
+    if privileged:
+        hits.extend(_rule_privileged(ctx))
+    return hits, bool(egress)
 
 
-_RULES_FOR: dict[tuple[str, bool, bool, bool, bool], tuple[Any, ...]] = {}
+# _rule_exec_data fires only with exec_data, a fifo maker, or a shell or interpreter in the line.
+_EXEC_DATA_NAMES = frozenset({"mkfifo", "mknod"}) | SHELLS | frozenset(INTERPRETERS)
+# _rule_saved_exec saves a path only for a download (a downloader, git archive, interpreter code
+# that reaches the network) or a decode other than echo/printf: no such name, nothing to find.
+_SAVED_EXEC_NAMES = (
+    DOWNLOADERS | (DECODERS - {"echo", "printf"}) | frozenset({"git"}) | frozenset(INTERPRETERS)
+)
+_RULES_FOR: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
 def _rules_for(inv: Invocation) -> tuple[Any, ...]:
     """The rules whose gate passes for ``inv``, in ``PER_INVOCATION`` order.
 
     Every gate reads only the program name, whether there are redirections or environment
-    assignments, whether there are arguments and whether the command word has a slash, so the
-    selection is cached on those five facts (bounded).
+    assignments, whether there are arguments, whether the command word has a slash, whether the
+    first argument is ``shell``, whether an argument contains ``sh`` (for the names
+    ``_rule_shell_escape`` does not skip) and whether a find may delete, so the selection is
+    cached on those eight facts (bounded). The last three keep rules that would otherwise run
+    on almost every invocation (or every find), only to return at once, from running.
     """
-    key = (inv.name, bool(inv.redirects), bool(inv.env), len(inv.words) > 1,
-           "/" in inv.words[0].text)  # fmt: skip
+    words = inv.words
+    n = inv.name
+    many = len(words) > 1
+    key = (
+        n,
+        bool(inv.redirects),
+        bool(inv.env),
+        many,
+        "/" in words[0].text,
+        many and words[1].text == "shell",
+        many and n not in _SHELL_ESCAPE_SKIP and "sh" in "\n".join(inv.args),
+        n == "find" and _find_may_delete(inv),
+    )
     rules = _RULES_FOR.get(key)
     if rules is None:
-        rules = tuple(rule for rule, gate in PER_INVOCATION if gate(inv, key[0]))
+        rules = tuple(rule for rule, gate in PER_INVOCATION if gate(inv, n))
         if len(_RULES_FOR) >= 4096:
             _RULES_FOR.clear()
         _RULES_FOR[key] = rules

@@ -150,6 +150,7 @@ _CMD_OPTIONS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 _APT_NAMES = frozenset({"apt", "apt-get", "aptitude", "apt-cache", "apt-mark"})
+_EDITORS = frozenset({"vim", "vi", "nvim", "ex", "view", "rvim", "gdb", "mysql", "sqlite3"})
 # apt settings whose value is a shell command: hooks before/after updates and dpkg runs.
 _APT_HOOK_KEYS = re.compile(r"(?i)(?:Pre|Post)-Invoke(?:-Success)?|Pre-Install-Pkgs|Run-Directory")
 _BIN_DIRS = frozenset(
@@ -718,36 +719,41 @@ class Unfolder:
 
     def emit(self, inv: Invocation, ctx: Ctx, text_subs: tuple[int, ...] = ()) -> None:
         """Unwrap ``inv``, record it, and open up whatever code it runs."""
-        via = list(inv.via)
         words = inv.words
-        for _ in range(32):
-            if not words:
-                return
-            head = words[0]
-            if not head.literal:
-                break
-            name = program_name(head.text)
-            if name not in WRAPPERS and not (name == "busybox" and len(words) > 1):
-                break
-            step = self._unwrap(name, words, inv, ctx)
-            if step is None:
-                break
-            new_words, code = step
-            if not new_words and code is None:
-                break  # `env`, `nohup` alone: the wrapper itself is what runs
-            via.append(name)
-            if code is not None:
-                inv.retarget(words, tuple(via))
-                idx = self._add(inv, ctx)
-                if idx < 0:
-                    return
-                self._run_code(code, inv, ctx, code_word_span=inv.span, via_name=name)
-                return
-            words = new_words
-        if words is not inv.words or len(via) != len(inv.via):
-            inv.retarget(words, tuple(via))
         if not words:
             return
+        # ``inv.name`` is the program name of ``words[0]``: not a wrapper (most commands), the
+        # loop below would stop at once with nothing changed.
+        if words[0].literal and inv.name in WRAPPERS:
+            via = list(inv.via)
+            for _ in range(32):
+                if not words:
+                    return
+                head = words[0]
+                if not head.literal:
+                    break
+                name = program_name(head.text)
+                if name not in WRAPPERS and not (name == "busybox" and len(words) > 1):
+                    break
+                step = self._unwrap(name, words, inv, ctx)
+                if step is None:
+                    break
+                new_words, code = step
+                if not new_words and code is None:
+                    break  # `env`, `nohup` alone: the wrapper itself is what runs
+                via.append(name)
+                if code is not None:
+                    inv.retarget(words, tuple(via))
+                    idx = self._add(inv, ctx)
+                    if idx < 0:
+                        return
+                    self._run_code(code, inv, ctx, code_word_span=inv.span, via_name=name)
+                    return
+                words = new_words
+            if words is not inv.words or len(via) != len(inv.via):
+                inv.retarget(words, tuple(via))
+            if not words:
+                return
         idx = self._add(inv, ctx)
         if idx < 0:
             return
@@ -776,6 +782,11 @@ class Unfolder:
                 )
             )
         name = inv.name
+        if name not in _OPENS_CODE and "/" not in head.text:
+            # Most commands run no code of their own: only what they write is remembered.
+            if inv.redirects or name == "tee":
+                self._remember_written(inv)
+            return
         if ctx.via is not inv.via:
             ctx = ctx._replace(via=inv.via)
         self._remember_written(inv)
@@ -1341,17 +1352,19 @@ class Unfolder:
             self.nested(code, ctx._replace(upstream=()), _cover(rest), "ssh remote")
 
     def _find(self, inv: Invocation, ctx: Ctx) -> None:
+        if _FIND_EXEC.isdisjoint(inv.args):
+            return  # (most finds run no command)
         words = inv.words
         i = 1
         while i < len(words):
             t = words[i].text
-            if t in ("-exec", "-execdir", "-ok", "-okdir"):
+            if t in _FIND_EXEC:
                 j = i + 1
                 while j < len(words) and words[j].text not in (";", "+", "\\;"):
                     j += 1
                 inner = words[i + 1 : j]
                 if inner:
-                    dirs = " (dirs)" if re.search(r"-type\s+d\b", " ".join(inv.argv)) else ""
+                    dirs = " (dirs)" if _TYPE_DIR.search(" ".join(inv.argv)) else ""
                     sub = Invocation(
                         list(inner), inv.span, via=(*inv.via, f"find {t}{dirs}"), origin="find"
                     )
@@ -1364,7 +1377,7 @@ class Unfolder:
         """Shell commands given to tools in options (tar --checkpoint-action=exec=…)."""
         prefixes = _CMD_OPTIONS.get(inv.name)
         words = inv.words
-        if inv.name in ("vim", "vi", "nvim", "ex", "view", "rvim", "gdb", "mysql", "sqlite3"):
+        if inv.name in _EDITORS:
             self._editor_escapes(inv, ctx)
             return
         if inv.name in _APT_NAMES:
@@ -1510,6 +1523,24 @@ class Unfolder:
             self._analyze(text, lang, inv, ctx)
 
 
+# Names ``emit`` (and ``_tool_options``) open code for: every other name, unless its command
+# word has a slash (a script run), runs no code of its own the guard could unfold.
+_OPENS_CODE = (
+    SHELLS
+    | frozenset(INTERPRETERS)
+    | frozenset(_CMD_OPTIONS)
+    | _EDITORS
+    | _APT_NAMES
+    | {"eval", "source", ".", "find", "trap", "alias", "ssh", "dbclient", "capsh", "sg", "newgrp"}
+    | {"systemd-run", "service", "run-parts"}
+)
+
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_NUMBER_OPTION = re.compile(r"-\d+(?:\.\d+)?[smhd]?")
+_TYPE_DIR = re.compile(r"-type\s+d\b")
+
+
 def _skip_options(words: list[Word], with_arg: set[str], attached: str = "") -> list[Word]:
     i = 0
     while i < len(words):
@@ -1518,7 +1549,7 @@ def _skip_options(words: list[Word], with_arg: set[str], attached: str = "") -> 
             return words[i + 1 :]
         if not t.startswith("-") or t == "-" or not words[i].literal:
             return words[i:]
-        if re.fullmatch(r"-\d+(?:\.\d+)?[smhd]?", t):
+        if t[1:2].isdigit() and _NUMBER_OPTION.fullmatch(t):  # (isdigit: every \d, and more)
             i += 1
             continue
         name = t.split("=", 1)[0]
@@ -1718,7 +1749,36 @@ def simple_commands(command: str) -> list[tuple[list[Word], bool]] | None:
         )
     ):
         tokens = command.split()
-    for lexeme in _WORDS_AND_OPERATORS(command) if tokens is None else tokens:
+        # No quote and no backslash anywhere: the loop below, without the tests they need.
+        for lexeme in tokens:
+            start = find(lexeme, pos)
+            pos = start + len(lexeme)
+            first = lexeme[0]
+            if first in "&|;":  # an operator
+                if not words:
+                    return None
+                commands.append((words, piped))
+                words = []
+                piped = lexeme == "|"
+                continue
+            if first in "{!" and len(lexeme) <= 2:  # `{}` or `!`, standing alone
+                if not words:
+                    return None
+                words.append(Word(lexeme, True, (start, pos)))
+                continue
+            if not words and (lexeme in _RESERVED or not _FIRST_WORD_BAD.isdisjoint(lexeme)):
+                return None
+            if "$" not in lexeme:
+                words.append(Word(lexeme, True, (start, pos)))
+                continue
+            if _ONE_VARIABLE.fullmatch(lexeme) is None:  # (no quote: every `$` is unquoted)
+                return None
+            words.append(Word(lexeme, False, (start, pos)))
+        if not words:
+            return None
+        commands.append((words, piped))
+        return commands
+    for lexeme in _WORDS_AND_OPERATORS(command):
         start = find(lexeme, pos)
         pos = start + len(lexeme)
         first = lexeme[0]
@@ -1753,7 +1813,12 @@ def simple_commands(command: str) -> list[tuple[list[Word], bool]] | None:
         if "\\" in lexeme:
             words.append(Word(_PIECES.sub(_dequote, lexeme), literal, (start, pos)))
         elif "'" in lexeme or '"' in lexeme:
-            words.append(Word(_QUOTED.sub(_unquote, lexeme), literal, (start, pos)))
+            q = lexeme[0]
+            if q in "'\"" and lexeme[-1] == q and lexeme.count(q) == 2:
+                text = lexeme[1:-1]  # one quoted part, the whole word: what _QUOTED.sub gives
+            else:
+                text = _QUOTED.sub(_unquote, lexeme)
+            words.append(Word(text, literal, (start, pos)))
         else:
             words.append(Word(lexeme, literal, (start, pos)))
     if not words:
@@ -1800,7 +1865,9 @@ _TOKEN_ALTERNATIVES = (  # spaces apart
 # alone would retry from every later position, quadratic on a long unplain line).
 _PLAIN_LINE = re.compile(r"(?: +|" + _TOKEN_ALTERNATIVES + r")*+")
 _WORDS_AND_OPERATORS = re.compile(_TOKEN_ALTERNATIVES).findall
-_GLUED_OPERATOR = re.compile(r"[^ |&;][|&;]|[|&;][^ |&;]")
+# An operator character next to one that is neither a blank nor an operator, written to start
+# with the operator set (the regex engine then skips quickly to the next | & ;).
+_GLUED_OPERATOR = re.compile(r"[|&;](?:[^ |&;]|(?<=[^ |&;][|&;]))")
 _QUOTED = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _NOT_SINGLE_QUOTED = re.compile(r"'[^']*'|(\"[^\"]*\")")  # sub(r"\1"): drop '…' only
 _UNQUOTED = "[A-Za-z0-9_./:,@%+=*?~!-]"
