@@ -1738,47 +1738,18 @@ def simple_commands(command: str) -> list[tuple[list[Word], bool]] | None:
     # between them, so each one starts at its first occurrence after the previous one. With no
     # quote or escape, those are the space-separated chunks unless an operator is glued on.
     # (Substring tests: a C search each, cheaper than a set test over every character.)
-    tokens = None
-    if (
-        "'" not in command
+    tokens = (
+        command.split()
+        if "'" not in command
         and '"' not in command
         and "\\" not in command
         and (
             ("|" not in command and "&" not in command and ";" not in command)
             or _GLUED_OPERATOR.search(command) is None
         )
-    ):
-        tokens = command.split()
-        # No quote and no backslash anywhere: the loop below, without the tests they need.
-        for lexeme in tokens:
-            start = find(lexeme, pos)
-            pos = start + len(lexeme)
-            first = lexeme[0]
-            if first in "&|;":  # an operator
-                if not words:
-                    return None
-                commands.append((words, piped))
-                words = []
-                piped = lexeme == "|"
-                continue
-            if first in "{!" and len(lexeme) <= 2:  # `{}` or `!`, standing alone
-                if not words:
-                    return None
-                words.append(Word(lexeme, True, (start, pos)))
-                continue
-            if not words and (lexeme in _RESERVED or not _FIRST_WORD_BAD.isdisjoint(lexeme)):
-                return None
-            if "$" not in lexeme:
-                words.append(Word(lexeme, True, (start, pos)))
-                continue
-            if _ONE_VARIABLE.fullmatch(lexeme) is None:  # (no quote: every `$` is unquoted)
-                return None
-            words.append(Word(lexeme, False, (start, pos)))
-        if not words:
-            return None
-        commands.append((words, piped))
-        return commands
-    for lexeme in _WORDS_AND_OPERATORS(command):
+        else _WORDS_AND_OPERATORS(command)
+    )
+    for lexeme in tokens:
         start = find(lexeme, pos)
         pos = start + len(lexeme)
         first = lexeme[0]
