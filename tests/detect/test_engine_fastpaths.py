@@ -8,17 +8,23 @@ string joins on the same lines, repeated lines whose matches are read once.
 from __future__ import annotations
 
 import random
+from collections import Counter
+from collections.abc import Mapping
 
+import pytest
 import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.detect import Scanner
+from domestique.detect import Scanner, engine
 from domestique.detect.engine import (
+    Windows,
     _first_matches,
     _merge_windows,
     digit_runs,
+    matching_somewhere,
     triggers_and_digit_runs,
+    whole_set,
 )
 from domestique.detect.re2opts import (
     NO_CAPTURE_OPTIONS,
@@ -43,6 +49,7 @@ from domestique.detect.views import (
     lower_shadow,
     trigger_lines,
 )
+from domestique.keys import Fingerprinter
 
 KEYWORDS = sorted({k for r in builtin_rules() for k in r.keywords})
 FILLERS = ["", "", " ", "x", "_", "\n", "=", "ab" * 7, "é"]
@@ -205,7 +212,7 @@ def test_dense_keyword_windows_are_the_sorted_ones(scanner: Scanner) -> None:
     """Counting occurrences and finding the few needed offsets again gives every rule the
     windows (and the order of rules) that sorting all occurrences gives."""
     rnd = random.Random(21)
-    checked = 0
+    checked = counted = 0
     for _ in range(400):
         few = rnd.sample(KEYWORDS, rnd.randint(2, 9))  # some frequent, some rare
         parts = []
@@ -213,17 +220,29 @@ def test_dense_keyword_windows_are_the_sorted_ones(scanner: Scanner) -> None:
             word = rnd.choice(few[:2]) if rnd.random() < 0.8 else rnd.choice(few)
             parts.append(word + rnd.choice(FILLERS) + " " * rnd.randint(0, 30))
         text = "".join(parts)
+        if rnd.random() < 0.3:  # keyword-dense at the start only: listed, not counted
+            text += "." * rnd.randint(len(text), 30 * len(text))
         lower = lower_shadow(text)
         pairs = scanner._keyword_hits(lower)
+        # The windows of every path, merged ones asked for, are those of the sorting path.
+        expected = _merged(scanner._keyword_windows(list(pairs), len(text))) if pairs else []
+        assert _merged(scanner._keyword_rule_windows(lower, len(text))) == expected, text
+        counted += scanner._sparse_keyword_hits(lower) is None  # (counted, not listed)
         if len(pairs) <= 48:
             continue
-        expected = list(scanner._keyword_windows(list(pairs), len(text)).items())
-        dense = scanner._keyword_windows_dense(list(pairs), len(text), lower)
+        counts = Counter(kid for _, kid in pairs)
+        dense = scanner._keyword_windows_dense(counts, len(text), lower)
         if dense is not None:
             checked += 1
-            assert list(dense.items()) == expected, text
-        assert list(scanner._keyword_windows(list(pairs), len(text), lower).items()) == expected
+            assert _merged(dense) == expected, text
+        assert _merged(scanner._keyword_windows(list(pairs), len(text), lower)) == expected
     assert checked > 100
+    assert counted > 100
+
+
+def _merged(windows: Mapping[int, Windows]) -> list[tuple[int, list[list[int]]]]:
+    """Per rule, in order, its windows, merged when they were left to merge on demand."""
+    return [(i, w() if callable(w) else w) for i, w in windows.items()]
 
 
 def _reference_windows(ends: list[int], before: int, after: int, n: int) -> list[list[int]]:
@@ -256,3 +275,61 @@ def test_windows_are_merged_where_they_touch(
     assert _merge_windows(list(ends), before, after, n) == _reference_windows(
         ends, before, after, n
     )
+
+
+VALUE_CHARS = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ0123456789"
+GLUE = [" = ", "=", ": ", '="', "'", '"', "://", "@", ":", "/", " ", "\n", "_", "-", ".", "(", ")"]
+
+
+def _assignment_soup(rnd: random.Random, pieces: int) -> str:
+    """Keywords, glue and random values of assorted lengths: text that some rules match."""
+    parts = []
+    for _ in range(pieces):
+        roll = rnd.random()
+        if roll < 0.4:
+            parts.append(rnd.choice(KEYWORDS))
+        elif roll < 0.75:
+            parts.append(rnd.choice(GLUE))
+        else:
+            parts.append("".join(rnd.choices(VALUE_CHARS, k=rnd.choice([3, 8, 16, 24, 32, 40]))))
+    return "".join(parts)
+
+
+def test_a_whole_set_names_the_rules_that_match_somewhere(scanner: Scanner) -> None:
+    """One RE2 set pass over a text names exactly the rules whose own first search over the
+    whole text finds a match (the search ``_confirm`` starts with on a whole-text window)."""
+    rnd = random.Random(8)
+    rules = list(scanner._rules)
+    groups = [rules[i : i + 15] for i in range(0, len(rules), 15)]
+    sets = [whole_set([c.rule.regex for c in group]) for group in groups]
+    matched = 0
+    for _ in range(150):
+        data = ascii_shadow(_assignment_soup(rnd, rnd.randint(1, 120)))
+        for group, rset in zip(groups, sets, strict=True):
+            ids = matching_somewhere(rset, len(group), data)
+            assert ids is not None
+            expected = {k for k, c in enumerate(group) if first_match(c.bounds, data, 0, len(data))}
+            assert ids - {len(group)} == expected, data
+            matched += len(expected)
+    assert matched > 150
+
+
+def test_rules_that_match_nowhere_are_dropped_without_a_change(
+    fingerprinter: Fingerprinter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scanning keyword-dense text with the rules that match nowhere dropped by a set pass
+    finds what running every rule finds; the set is built when a group of rules comes again."""
+    rnd = random.Random(13)
+    texts = []
+    for _ in range(12):
+        lines = [_assignment_soup(rnd, rnd.randint(3, 12)) for _ in range(rnd.randint(3, 8))]
+        texts.append("\n".join(lines[i % len(lines)] for i in range(400)))
+    fast = Scanner(builtin_rules(), fingerprinter)
+    found = [[fast.scan(text) for _ in range(3)] for text in texts]
+    assert any(isinstance(v, re2.Set) for v in fast._whole_sets.values())
+    monkeypatch.setattr(engine, "WHOLE_SET_RULES", 10**9)
+    plain = Scanner(builtin_rules(), fingerprinter)
+    for text, runs in zip(texts, found, strict=True):
+        expected = plain.scan(text)
+        assert all(run == expected for run in runs)
+    assert sum(len(run[0]) for run in found) > 10

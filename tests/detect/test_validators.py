@@ -164,6 +164,22 @@ def test_validators_never_raise(value: str) -> None:
         ("password", False),
         ("os.environ['PW']", False),
         ("%s", False),
+        # a real password that merely opens with a reference's sigil or ends in xxx is literal
+        ("$up3rS3cr3t!", True),
+        ("$(whoami)x", True),
+        ("%Secr3tPass", True),
+        ("@dm1nPass77", True),
+        ("Tr0ub4dorxxx", True),
+        ("os.Tr0ub4dor", True),
+        ("getenvX9q", True),
+        ("$DB_PASSWORD", False),
+        ("$env:DB_PASSWORD", False),
+        ("$cred.Password", False),
+        ("$(cat /run/secrets/pw)", False),
+        ("%DB_PASSWORD%", False),
+        ("@password", False),
+        ("getenv('PW')", False),
+        ("token_xxx", False),
     ],
 )
 def test_credential_literal(value: str, want: bool) -> None:

@@ -97,3 +97,12 @@ def test_cached_places_follow_home_and_tmpdir(monkeypatch: pytest.MonkeyPatch) -
     assert classify("src/app.py", CWD) is Place.PROJECT
     monkeypatch.setenv("HOME", "/work")
     assert classify("src/app.py", CWD) is Place.PROJECT
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["~/./.ssh/./id_rsa", "/./etc/./shadow", "$HOME/./.aws/credentials", "./.ssh/./id_ed25519"],
+)
+def test_dot_segments_do_not_hide_a_credential_file(path: str) -> None:
+    """``x/./y`` is ``x/y``: a ``.`` segment must not break the credential-file match."""
+    assert CREDENTIAL_FILES.search(canonical_for_match(path, "/home/u"))

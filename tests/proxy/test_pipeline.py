@@ -489,3 +489,35 @@ def test_infra_identifier_in_signed_thinking_is_not_a_block() -> None:
     ins = _real(body)
     assert ins.action is Action.ALLOW
     assert [r.code for r in ins.reasons] == ["infra.aws_arn"]
+
+
+ARN_WITH_KEY = "arn:aws:iam::298941966085:role/AKIANND6YZ2EMRVFTVA2"
+
+
+def test_secret_inside_an_infra_identifier_is_redacted() -> None:
+    """An access key written inside an ARN is the secret's finding: redacted, not allowed."""
+    ins = _real(_anthropic(f"assume {ARN_WITH_KEY} now"))
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert b"AKIANND6YZ2EMRVFTVA2" not in ins.body
+    assert "infra.aws_arn" not in [r.code for r in ins.reasons]
+
+
+def test_secret_inside_an_infra_identifier_in_signed_thinking_blocks() -> None:
+    """Only allowed codes skip the signed-part block; a key inside an ARN there still blocks."""
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": f"use {ARN_WITH_KEY}", "signature": "s"}
+                ],
+            },
+            {"role": "user", "content": "go on"},
+        ],
+    }
+    ins = _real(body)
+    assert ins.action is Action.BLOCK
+    assert "proxy.secret_in_signed_part" in [r.code for r in ins.reasons]

@@ -149,3 +149,24 @@ def test_records_without_token_like_text_never_load_the_detection_engine(tmp_pat
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_an_evidence_preview_holding_a_raw_secret_is_masked_at_the_gate(tmp_path: Path) -> None:
+    """Defence in depth: a component that forgot to mask an evidence preview does not put the
+    raw value into the log; the gate scans previews as it scans messages and commands."""
+    import dataclasses
+    import json
+
+    from domestique.audit._mask import mask_record
+    from domestique.records import Evidence, to_canonical_json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "foundation"))
+    from foundation_helpers import make_record
+
+    base = make_record(codes=("cmd.password_attack",))
+    leaky = Evidence("command[0:40]", f"login with {GITHUB_TOKEN_SHAPE}", "")
+    reason = dataclasses.replace(base.reasons[0], evidence=(leaky,))
+    stored = mask_record(dataclasses.replace(base, reasons=(reason,)), tmp_path / "h")
+    assert GITHUB_TOKEN_SHAPE.encode() not in to_canonical_json(stored)
+    (kept,) = json.loads(to_canonical_json(stored))["reasons"][0]["evidence"]
+    assert kept["preview"].startswith("login with ghp_")  # masked, not dropped

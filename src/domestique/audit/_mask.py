@@ -85,10 +85,12 @@ def _apply(value: JSONValue, mask: Callable[[str], str]) -> JSONValue:
 
 
 def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRecord:
-    """``record`` with raw secrets masked in its ancestry, input-derived object fields and
-    reason messages. Returns ``record`` itself when nothing could hold a secret."""
+    """``record`` with raw secrets masked in its ancestry, input-derived object fields, reason
+    messages and evidence previews (defence in depth: components mask what they judged).
+    Returns ``record`` itself when nothing could hold a secret."""
     texts = [a.cmdline for a in record.subject.ancestry if a.cmdline]
     texts += [r.message for r in record.reasons]
+    texts += [e.preview for r in record.reasons for e in r.evidence if e.preview]
     texts += [s for k, v in record.object.items() if k in MASKED_OBJECT_KEYS for s in _strings(v)]
     if not any(may_hold_secret(t) for t in texts):
         return record
@@ -101,7 +103,17 @@ def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRec
         dataclasses.replace(a, cmdline=text(a.cmdline)) if a.cmdline else a
         for a in record.subject.ancestry
     )
-    reasons = tuple(dataclasses.replace(r, message=text(r.message)) for r in record.reasons)
+    reasons = tuple(
+        dataclasses.replace(
+            r,
+            message=text(r.message),
+            evidence=tuple(
+                dataclasses.replace(e, preview=text(e.preview)) if e.preview else e
+                for e in r.evidence
+            ),
+        )
+        for r in record.reasons
+    )
     obj = {k: (_apply(v, mask) if k in MASKED_OBJECT_KEYS else v) for k, v in record.object.items()}
     subject = dataclasses.replace(record.subject, ancestry=ancestry)
     return dataclasses.replace(record, subject=subject, reasons=reasons, object=obj)

@@ -212,14 +212,17 @@ def mixed_charset(value: str) -> bool:
 _TEMPLATE_RE = re.compile(
     r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|"
     r"(?i:your[_\- ]?(?:pass|secret|token|key)|changeme|change[_\-]me|placeholder|redacted|"
-    r"example|sample|dummy|fake|xxx$)|"
+    r"example|sample|dummy|fake|(?:^|[^a-z0-9])xxx+$)|"
     # a mask or an ellipsis that opens or closes the value (sk-…, ****abcd); inside the value
     # (``x***Q7``) such runs are ordinary password characters
     r"^[*.\u2022\u2026]{3,}|[*.\u2022\u2026]{3,}$|\u2026"
 )
 _REFERENCE_RE = re.compile(
-    r"^(?:\$[A-Za-z_(][^\s]*|%[A-Za-z_][A-Za-z0-9_]*%?|%[-0-9.]*[sdrx]|@[A-Za-z_][A-Za-z0-9_.]*|"
-    r"\{[^{}]*\}|(?:os\.|process\.env|ENV\[|getenv|System\.getenv).*|[*xX.\u2022\u2026]+|"
+    # $NAME, $env:NAME, $obj.Prop, $(cmd), %NAME%, @name: the whole value, not just its start
+    # ($up3rS3cr3t!, %Secr3t, @dm1nPass77 are passwords that open with the sigil)
+    r"^(?:\$(?:env:)?[A-Za-z_]\w*(?:(?:\.|->|::)[A-Za-z_]\w*|\(\)|\[[^\]]*\])*|\$\([^()]*\)|"
+    r"%[A-Za-z_][A-Za-z0-9_]*%|%[-0-9.]*[sdrx]|@[A-Za-z_][A-Za-z_.]*|\{[^{}]*\}|"
+    r"(?:os\.(?:environ|getenv)|process\.env|ENV\[|(?:System\.)?getenv\s*\().*|[*xX.\u2022\u2026]+|"
     r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)$"
 )
 _FIELD_WORDS = frozenset(

@@ -282,7 +282,7 @@ def _secret_hits(command: str, scanner: Scanner | None, secrets: list[str]) -> l
 
 _MASK_RES: Any = None
 # Every value the pattern below masks comes after (or, for user:pass@host, before) one of these.
-_MASK_HINTS = ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "@", "cred")
+_MASK_HINTS = ("key", "token", "secret", "pass", "pwd", "auth", "bearer", "@", "cred", "login")
 
 
 def _heuristic_mask(text: str) -> str:
@@ -326,7 +326,12 @@ def _mask_patterns() -> tuple[Any, Any]:
     named = (
         r"(?i)(?P<k>(?<![\w.-])(?:[\w.-]*(?:api[_-]?key|token|secret|passw(?:or)?d|passwd|pwd|"
         r"credential|auth)[\w.-]*)\s*[=:]\s*|(?:--?(?:password|passwd|token|api-key|secret)"
-        r"[= ]\s*)|bearer\s+|basic\s+|-p(?=\S{4,}))(?P<v>['\"]?[^\s'\"&;|]{4,})"
+        r"[= ]\s*)|bearer\s+|basic\s+|-p(?=\S{4,})|"
+        # `-p PW` where -p is the password (elsewhere it is a port or `mkdir -p`): sshpass, and
+        # the registry logins of docker, podman, nerdctl, helm and oras
+        r"(?<![\w.-])sshpass\s+-p\s+|"
+        r"(?<![\w.-])(?:docker|podman|nerdctl|helm\s+registry|oras)\s+login\s"
+        r"(?:[^\s|;&]+\s+)*?-p\s+)(?P<v>['\"]?[^\s'\"&;|]{4,})"
     )
     url = r"(?P<u>[a-z][\w+.-]*://[^/\s:@]+:)(?P<pw>[^@\s/]{3,})(?=@)"
     # Index 0: the url part can never match (no "://"), but the group names stay the same.

@@ -286,6 +286,13 @@ def canonical_for_match(text: str, cwd: str | None) -> str:
 
 def _canonical(text: str, cwd: str | None, home: str) -> str:
     p = normalize(text)
+    if "/./" in p or p.endswith("/."):
+        # "." segments name the same folder (~/./.ssh/./id_rsa is ~/.ssh/id_rsa); ".." is left
+        # alone here (it is resolved against cwd below, and the patterns match on the tail).
+        while "/./" in p:
+            p = p.replace("/./", "/")
+        if p.endswith("/."):
+            p = p[:-2] or "/"
     if home and len(home) > 1 and (p == home or p.startswith(home.rstrip("/") + "/")):
         p = "~" + p[len(home.rstrip("/")) :]
     if cwd and not p.startswith(("/", "~", "$")):

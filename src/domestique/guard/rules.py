@@ -1514,13 +1514,40 @@ _PASSWORD_TOOLS = frozenset(
 )  # fmt: skip
 
 
+_PASSWORD_OPTIONS = ("-p", "--password", "--pass")
+
+
+def _password_values(args: list[str] | tuple[str, ...]) -> list[str]:
+    """The values given to ``-p``/``--password`` (``-p PW``, ``-pPW``, ``--password=PW``)."""
+    out: list[str] = []
+    for i, a in enumerate(args):
+        if a in _PASSWORD_OPTIONS:
+            if i + 1 < len(args) and args[i + 1]:
+                out.append(args[i + 1])
+        elif a.startswith("-p") and not a.startswith("--") and len(a) > 2:
+            out.append(a[2:])
+        elif a.startswith(("--password=", "--pass=")):
+            value = a.split("=", 1)[1]
+            if value:
+                out.append(value)
+    return out
+
+
 def _rule_password_attack(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """Password guessing and cracking tools, and logins whose password is on the command line."""
     if inv.name == "sshpass":
         msg = "sshpass logs in with a password given on the command line or from a list"
     else:
         msg = f"{inv.name} guesses or cracks passwords"
-    yield Hit("cmd.password_attack", msg, inv.span, inv.render())
+    judged = inv.render()
+    # The evidence shows the command, never the password in it (it reaches the audit log).
+    values = _password_values(inv.args)
+    if values:
+        from domestique.keys import mask_preview
+
+        for value in sorted(values, key=len, reverse=True):
+            judged = judged.replace(value, mask_preview(value))
+    yield Hit("cmd.password_attack", msg, inv.span, judged)
 
 
 _CLOCK_NAMES = frozenset({"date", "timedatectl", "hwclock", "systemsetup", "gdate"})

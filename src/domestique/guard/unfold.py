@@ -336,6 +336,8 @@ class Unfolder:
     # ---------------------------------------------------------------- statements
 
     def _statements(self, node: Node, ctx: Ctx) -> None:
+        if node.type == "command_substitution" and self._file_read_sub(node, ctx):
+            return
         children = node.children
         n = len(children)
         for i, child in enumerate(children):
@@ -1327,6 +1329,21 @@ class Unfolder:
                 self.written.pop(key, None)
             else:
                 self.written[key] = self.written.get(key, "") + text + "\n"
+
+    def _file_read_sub(self, node: Node, ctx: Ctx) -> bool:
+        """``$(< FILE)``: bash reads FILE, as ``$(cat FILE)`` does; judged as that ``cat``."""
+        named = node.named_children
+        if len(named) != 1 or named[0].type != "file_redirect":
+            return False
+        r = self._redirect(named[0], ctx)
+        if r is None or r.op != "<" or r.fd:
+            return False
+        span = self._span(node, ctx)
+        via = "$(< file)"
+        # The file word as parsed (a variable in it keeps it non-literal).
+        words = [Word("cat", True, span), r.target]
+        self._add(Invocation(words, span, via=(*ctx.via, via), origin=via), ctx)
+        return True
 
     def _synthetic(self, argv: list[str], span: Span, ctx: Ctx, via: str) -> None:
         words = [Word(a, True, span) for a in argv]
