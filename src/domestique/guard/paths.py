@@ -183,6 +183,8 @@ def _classify(text: str, cwd: str | None, env: _EnvReads) -> Place:
 CREDENTIAL_FILES = re.compile(
     r"(?:^|/)(?:"
     r"\.ssh/(?:id_[a-z0-9_]+|identity)(?<!\.pub)$|\.ssh/[^/]*(?:key|\.pem)$|"
+    # a glob over a credential folder reads what it holds (~/.ssh/*, ~/.aws/c*), not public keys
+    r"\.ssh/[^/]*[*?\[][^/]*(?<!\.pub)$|\.aws/[^/]*[*?\[][^/]*$|"
     r"\.aws/(?:credentials|config)$|\.config/gcloud/(?:credentials\.db|access_tokens\.db|"
     r"application_default_credentials\.json|legacy_credentials(?:/.*)?)$|"
     r"\.azure/(?:accessTokens\.json|msal_token_cache\.(?:json|bin))$|\.kube/config$|"
@@ -199,6 +201,8 @@ CREDENTIAL_FILES = re.compile(
 # Files that often hold secrets but are also read for ordinary work: only sending them counts.
 SENSITIVE_FILES = re.compile(
     r"(?:^|/)(?:\.env(?:\.[\w.-]+)?(?<!\.example)(?<!\.sample)(?<!\.template)$|etc/passwd$|"
+    # a credential folder as a whole (tar, scp -r, rsync): listing it is ordinary, sending it is not
+    r"(?:\.ssh|\.aws|\.kube|\.docker|\.azure|\.config/gcloud|\.password-store)/?$|"
     r"\.(?:bash|zsh|sh)_history$|\.history$|[^/]*\.(?:pem|key|p12|pfx|keystore|jks)$|"
     r"id_[a-z0-9]+$)"
 )
