@@ -196,7 +196,9 @@ CREDENTIAL_FILES = re.compile(
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
     r"(?:^|/)\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf)$"
-    r")"
+    r")",
+    # any case: macOS and Windows file systems find ~/.AWS/credentials as ~/.aws/credentials
+    re.IGNORECASE,
 )
 # Files that often hold secrets but are also read for ordinary work: only sending them counts.
 SENSITIVE_FILES = re.compile(
