@@ -333,3 +333,22 @@ def test_rules_that_match_nowhere_are_dropped_without_a_change(
         expected = plain.scan(text)
         assert all(run == expected for run in runs)
     assert sum(len(run[0]) for run in found) > 10
+
+
+class _GaveUp:
+    """An RE2 set whose DFA ran out of memory: it reports no match at all."""
+
+    def Match(self, data: bytes) -> list[int]:
+        return []
+
+
+def test_a_kinds_of_work_set_that_gives_up_skips_nothing(
+    scanner: Scanner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A short text is first matched against a set of the kinds of work it may hold; when
+    that set gives up, the text is scanned in full instead of being taken as clean."""
+    text = "GITHUB_TOKEN=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\n"
+    assert [f.code for f in scanner.scan(text)] == ["secret.github_token"]
+    monkeypatch.setattr(scanner, "_which", _GaveUp())
+    assert scanner._present(text) is None
+    assert [f.code for f in scanner.scan(text)] == ["secret.github_token"]

@@ -322,11 +322,11 @@ def _first_matches(
             yield wa, wb, first
 
 
-def whole_set(patterns: Sequence[str]) -> re2.Set:
+def whole_set(patterns: Sequence[str], options: re2.Options = _WHOLE_SET_OPTIONS) -> re2.Set:
     """An RE2 set of ``patterns`` (ids from 0), and last (id ``len(patterns)``) the empty
     pattern, which matches everywhere: a pass that reports it did not give up (an RE2 set
     reports no match at all when its DFA runs out of memory)."""
-    rset = re2.Set.SearchSet(_WHOLE_SET_OPTIONS)
+    rset = re2.Set.SearchSet(options)
     for pattern in patterns:
         rset.Add(pattern)
     rset.Add("")
@@ -598,12 +598,8 @@ class Scanner:
         }
         parts = {k: v for k, v in parts.items() if v}
         self._anything = re2.compile("|".join(f"(?:{p})" for p in parts.values()), RE2_OPTIONS)
-        self._which = re2.Set.SearchSet(RE2_OPTIONS)
-        self._which_ids: list[str] = []
-        for name, pattern in parts.items():
-            self._which.Add(pattern)
-            self._which_ids.append(name)
-        self._which.Compile()
+        self._which = whole_set(list(parts.values()), RE2_OPTIONS)
+        self._which_ids = list(parts)
 
     @property
     def rules(self) -> tuple[Rule, ...]:
@@ -701,12 +697,11 @@ class Scanner:
         lower = lower_shadow(text)
         if len(text) > SET_CHECK_MAX:
             return None if search_from(self._anything, lower, 0) is not None else frozenset()
-        which = self._which.Match(lower)
-        if which:
-            return frozenset(self._which_ids[i] for i in which)
-        # RE2::Set answers "no match" also when its DFA runs out of memory: an empty answer is
-        # confirmed by a plain search (which falls back to the NFA) before work is skipped.
-        return None if search_from(self._anything, lower, 0) is not None else frozenset()
+        # None when the set gave up (out of memory): then nothing is skipped.
+        which = matching_somewhere(self._which, len(self._which_ids), lower)
+        if which is None:
+            return None
+        return frozenset(self._which_ids[i] for i in which if i < len(self._which_ids))
 
     def _collect(self, text: str) -> tuple[list[_Hit], set[str]]:
         present = self._present(text)

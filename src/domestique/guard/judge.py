@@ -53,35 +53,9 @@ class CommandJudgement:
     fast: bool = False
     latency_us: int = 0
 
-    def __init__(  # noqa: PLR0917 - the fields, in order, as the generated __init__ takes them
-        self,
-        verdict: Verdict,
-        unfolded: tuple[str, ...],
-        masked_command: str,
-        hosts: tuple[str, ...] = (),
-        fast: bool = False,
-        latency_us: int = 0,
-    ) -> None:
-        # As ``Word`` does: the slot setters instead of the frozen ``__init__``'s
-        # ``object.__setattr__`` per field (one judgement is made per command judged).
-        _SET_VERDICT(self, verdict)
-        _SET_UNFOLDED(self, unfolded)
-        _SET_MASKED(self, masked_command)
-        _SET_HOSTS(self, hosts)
-        _SET_FAST(self, fast)
-        _SET_LATENCY(self, latency_us)
-
     @property
     def action(self) -> Action:
         return self.verdict.action
-
-
-_SET_VERDICT: Any = vars(CommandJudgement)["verdict"].__set__
-_SET_UNFOLDED: Any = vars(CommandJudgement)["unfolded"].__set__
-_SET_MASKED: Any = vars(CommandJudgement)["masked_command"].__set__
-_SET_HOSTS: Any = vars(CommandJudgement)["hosts"].__set__
-_SET_FAST: Any = vars(CommandJudgement)["fast"].__set__
-_SET_LATENCY: Any = vars(CommandJudgement)["latency_us"].__set__
 
 
 def judge_command(
