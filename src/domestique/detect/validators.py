@@ -15,6 +15,15 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from urllib.parse import unquote_plus
+
+from domestique.detect.reserved import (
+    example_iban,
+    example_password,
+    fictional_phone,
+    non_personal_email,
+    published_test_card,
+)
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_INDEX = {c: i for i, c in enumerate(BASE62)}
@@ -232,12 +241,29 @@ _FIELD_WORDS = frozenset(
 )  # fmt: skip
 
 
+_NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+
+
+def spells_field_name(value: str) -> bool:
+    """True when ``value`` is a field word written with separators or URL escapes
+    (``pass word``, ``pass+word``, ``pass%2Bword``, ``user_name``): documentation about the
+    field, not a value of it."""
+    folded = _NOT_ALNUM_RE.sub("", unquote_plus(value).lower())
+    return folded in _FIELD_WORDS
+
+
 def credential_literal(value: str) -> bool:
-    """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above)."""
+    """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above), a
+    field word (``password``, ``pass word``) or a well-known documentation example (``tiger``).
+
+    A trailing ``,`` or ``;`` is the statement's, not the value's (``password=password,``)."""
     v = value.strip().strip("\"'`")
-    if not v or v.lower() in _FIELD_WORDS:
+    bare = v.rstrip(",;")
+    if not v or bare.lower() in _FIELD_WORDS or spells_field_name(bare):
         return False
-    return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(v))
+    if example_password(bare):
+        return False
+    return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(bare))
 
 
 # Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0].
@@ -247,6 +273,26 @@ _CODE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[A-Za-z_$][\w
 def not_code(value: str) -> bool:
     """False for a dotted name, a call or a subscript: code that refers to the value."""
     return not _CODE_RE.match(value.strip())
+
+
+def not_test_card(value: str) -> bool:
+    """False for a card number published for testing, or a synthetic one (4242 4242 ...)."""
+    return not published_test_card(value)
+
+
+def not_fictional_phone(value: str) -> bool:
+    """False for a number reserved for fiction (555-0123, 020 7946 0xxx)."""
+    return not fictional_phone(value)
+
+
+def not_example_iban(value: str) -> bool:
+    """False for an IBAN printed as an example (DE89 3704 0044 0532 0130 00)."""
+    return not example_iban(value)
+
+
+def personal_email(value: str) -> bool:
+    """False for an address at a reserved example domain or a service's no-reply sender."""
+    return not non_personal_email(value)
 
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {
@@ -263,6 +309,10 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "mixed_charset": mixed_charset,
     "credential_literal": credential_literal,
     "not_code": not_code,
+    "not_test_card": not_test_card,
+    "not_fictional_phone": not_fictional_phone,
+    "not_example_iban": not_example_iban,
+    "personal_email": personal_email,
 }
 
 
