@@ -48,8 +48,9 @@ from domestique.detect.re2opts import (
     match_spans,
     search_from,
 )
+from domestique.detect.reserved import example_password
 from domestique.detect.ruleset import Rule
-from domestique.detect.validators import VALIDATORS, shannon_entropy
+from domestique.detect.validators import VALIDATORS, shannon_entropy, spells_field_name
 from domestique.detect.views import (
     TRIGGER_LINES_RE,
     TRIGGER_PATTERNS,
@@ -116,7 +117,9 @@ _PLACEHOLDER_RE = re2.compile(
     r"variable|fake|xxxx|\*\*\*|\.\.\.|…|insert[_\- ]|replace[_\- ]?me|\btodo\b|fixme|"
     r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
-    r"<[A-Za-z_][A-Za-z0-9_ \-]*>|^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
+    r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
+    r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
     r"baz|qux|pass|passwd|pwd|pw|user|username|login)$)"
@@ -128,6 +131,8 @@ _CODE_REF_RE = re2.compile(
     r"^(?:\$|%[A-Za-z_]|@|os\.|process\.env|env\.|ENV\[|getenv|System\.getenv|config\.|"
     r"settings\.|self\.|this\.|cls\.|args\.|kwargs|request\.|params\.|options\.|opts\.|"
     r"secrets\.|vault:|ssm:|arn:aws:secretsmanager|keyring\.)|"
+    # a keyword argument passed on: secrets_dir=_secrets_dir, key=value
+    r"^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z_$]|"
     r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
 )
 _RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")
@@ -370,9 +375,17 @@ class _Hit:
 
 
 def looks_like_placeholder(value: str) -> bool:
-    """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths."""
+    """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths,
+    ``{name}`` format fields, a field word spelled out (``pass word``) and the passwords famous
+    documentation prints as its example (``tiger``)."""
     bare = value.rstrip(":;,.")
-    return bool(found(_PLACEHOLDER_RE, value) or found(_ENV_NAME_RE, bare) or found(_PATH_RE, bare))
+    return bool(
+        found(_PLACEHOLDER_RE, value)
+        or found(_ENV_NAME_RE, bare)
+        or found(_PATH_RE, bare)
+        or spells_field_name(bare)
+        or example_password(bare)
+    )
 
 
 def looks_like_code_reference(value: str, quoted: bool) -> bool:

@@ -213,13 +213,29 @@ def mixed_charset(value: str) -> bool:
     return classes >= 2
 
 
+# Names written in code: snake_case or kebab-case words with at most a short number at the end
+# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend); and prose:
+# lower-case words separated by single spaces (value with quotes and spaces, development key).
+_WORD_IDENTIFIER_RE = re.compile(
+    r"^(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|[a-z]*(?:[A-Z][a-z]{2,})+|"
+    r"[a-z]+(?: [a-z]+)+)$"
+)
+
+
+def not_word_identifier(value: str) -> bool:
+    """False for a value that reads as a name or as prose, not as generated: ``test_schema_2``,
+    ``RemoteUserBackend``, ``development key`` (a secret-named field holding it is no secret)."""
+    return not _WORD_IDENTIFIER_RE.match(value.strip().strip("\"'`"))
+
+
 # What stands for a credential rather than being one, in a structure that proves the field is
 # a credential (a connection string's Password=, NetworkCredential(user, pass), user:pass@host):
 # a variable or template reference, a mask, an environment-variable name, or the field's own
 # name written as its value. Anything else there is taken as the credential, words included
 # ("secret", "open_sesame", "admin"): the structure, not the value's randomness, says so.
 _TEMPLATE_RE = re.compile(
-    r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|"
+    r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][\w \-]*&gt;|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
     r"(?i:your[_\- ]?(?:pass|secret|token|key)|changeme|change[_\-]me|placeholder|redacted|"
     r"example|sample|dummy|fake|(?:^|[^a-z0-9])xxx+$)|"
     # a mask or an ellipsis that opens or closes the value (sk-…, ****abcd); inside the value
@@ -242,14 +258,18 @@ _FIELD_WORDS = frozenset(
 
 
 _NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+_SPELLED_RE = re.compile(r"[ +_\-]|%2[bB0]")
+_SPELLED_WORDS = frozenset({"password", "passwd", "passphrase", "username", "secret"})
 
 
 def spells_field_name(value: str) -> bool:
     """True when ``value`` is a field word written with separators or URL escapes
     (``pass word``, ``pass+word``, ``pass%2Bword``, ``user_name``): documentation about the
     field, not a value of it."""
+    if not _SPELLED_RE.search(value):
+        return False
     folded = _NOT_ALNUM_RE.sub("", unquote_plus(value).lower())
-    return folded in _FIELD_WORDS
+    return folded in _SPELLED_WORDS
 
 
 def credential_literal(value: str) -> bool:
@@ -266,8 +286,13 @@ def credential_literal(value: str) -> bool:
     return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(bare))
 
 
-# Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0].
-_CODE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[A-Za-z_$][\w$.]*\s*[(\[]")
+# Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0];
+# and a type annotation (password: SecretStr, passwd: Optional[str]).
+_CODE_RE = re.compile(
+    r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[A-Za-z_$][\w$.]*\s*[(\[]|"
+    r"^(?:[A-Z][a-z]+)*(?:Str|String|Bytes|Field|Type|Input|Text|Column|Secret|Password)$|"
+    r"^(?:str|bytes|string|text|int|bool)$"
+)
 
 
 def not_code(value: str) -> bool:
@@ -309,6 +334,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "mixed_charset": mixed_charset,
     "credential_literal": credential_literal,
     "not_code": not_code,
+    "not_word_identifier": not_word_identifier,
     "not_test_card": not_test_card,
     "not_fictional_phone": not_fictional_phone,
     "not_example_iban": not_example_iban,
@@ -338,6 +364,10 @@ _CODE_WORD_RE = re.compile(
 )
 
 
+_TOKEN_SEPARATORS_RE = re.compile(r"[\-_./+=]+")
+_NAME_PIECE_RE = re.compile(r"^[A-Za-z]*[0-9]*$")
+
+
 def random_token(value: str) -> bool:
     """A generated-looking key: 2+ letter/digit switches, entropy; no placeholder, host, version."""
     v = value.strip("\"'`.,;")
@@ -352,6 +382,11 @@ def random_token(value: str) -> bool:
             switches += 1
         last = kind or last
     if switches < 2 or (switches == 2 and _CODE_WORD_RE.search(v)):
+        return False
+    # Pieces between separators that are each a word with a number at most at its end are a
+    # name (sqlalchemy2-stubs, ubuntu-22.04-arm64), not a generated key.
+    pieces = _TOKEN_SEPARATORS_RE.split(v)
+    if len(pieces) > 1 and all(_NAME_PIECE_RE.match(p) for p in pieces):
         return False
     # A random string of n characters has about log2(n) bits per character at most.
     return shannon_entropy(v) >= min(3.0, math.log2(n) - 1.0) and not_repetitive(v)
