@@ -122,7 +122,8 @@ _PLACEHOLDER_RE = re2.compile(
     r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
-    r"baz|qux|pass|passwd|pwd|pw|user|username|login)$)"
+    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
+    r"^(?:some|my|the|a|an)[_\-]?(?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$)"
 )
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
@@ -378,6 +379,8 @@ def looks_like_placeholder(value: str) -> bool:
     """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths,
     ``{name}`` format fields, a field word spelled out (``pass word``) and the passwords famous
     documentation prints as its example (``tiger``)."""
+    # Markup after the value closes its element (``pass+word</span>``): not part of it.
+    value = value.split("</", 1)[0] or value
     bare = value.rstrip(":;,.")
     return bool(
         found(_PLACEHOLDER_RE, value)

@@ -277,7 +277,8 @@ def credential_literal(value: str) -> bool:
     field word (``password``, ``pass word``) or a well-known documentation example (``tiger``).
 
     A trailing ``,`` or ``;`` is the statement's, not the value's (``password=password,``)."""
-    v = value.strip().strip("\"'`")
+    # Markup after the value closes its element (``tiger</pre>``): not part of it.
+    v = value.split("</", 1)[0].strip().strip("\"'`") or value.strip()
     bare = v.rstrip(",;")
     if not v or bare.lower() in _FIELD_WORDS or spells_field_name(bare):
         return False
