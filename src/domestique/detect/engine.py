@@ -123,7 +123,7 @@ _PLACEHOLDER_RE = re2.compile(
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
     r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
-    r"^(?:some|my|the|a|an)[_\-]?(?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$)"
+    r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$)"
 )
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
