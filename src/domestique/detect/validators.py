@@ -301,6 +301,29 @@ def not_code(value: str) -> bool:
     return not _CODE_RE.match(value.strip())
 
 
+def aws_secret_shape(value: str) -> bool:
+    """40 base64 characters with upper case, lower case and digits (a hex digest or a word run
+    is not an AWS secret access key), not one repeated unit."""
+    return (
+        len(value) == 40
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and not_repetitive(value)
+    )
+
+
+def password_like(value: str) -> bool:
+    """A word in prose that reads as a password: letters with digits or symbols, not a name
+    (``too_short_error``), a path, a URL or a version."""
+    v = value.strip()
+    if len(v) < 4 or not any(c.isalpha() for c in v) or not not_word_identifier(v):
+        return False
+    if v.startswith(("/", "~", "http", "www.")) or (v[0].isdigit() and "." in v):
+        return False
+    return any(c.isdigit() for c in v) or any(not c.isalnum() and c not in "_.-" for c in v)
+
+
 def not_test_card(value: str) -> bool:
     """False for a card number published for testing, or a synthetic one (4242 4242 ...)."""
     return not published_test_card(value)
@@ -336,6 +359,8 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "credential_literal": credential_literal,
     "not_code": not_code,
     "not_word_identifier": not_word_identifier,
+    "aws_secret_shape": aws_secret_shape,
+    "password_like": password_like,
     "not_test_card": not_test_card,
     "not_fictional_phone": not_fictional_phone,
     "not_example_iban": not_example_iban,
