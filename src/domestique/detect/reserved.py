@@ -137,3 +137,10 @@ def example_password(value: str) -> bool:
     """True for a password that well-known documentation prints as its example."""
     folded = _FOLD_RE.sub("", value.strip().strip("\"'`").lower())
     return folded in EXAMPLE_PASSWORDS
+
+
+def example_basic_credential(user: str, password: str) -> bool:
+    """True for the HTTP basic-auth RFCs' example credential (Aladdin / open sesame) or a
+    user with a documentation example password."""
+    folded = _FOLD_RE.sub("", password.strip().lower())
+    return (user == "Aladdin" and folded == "opensesame") or example_password(password)

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from urllib.parse import unquote_plus
 
 from domestique.detect.reserved import (
+    example_basic_credential,
     example_iban,
     example_password,
     fictional_phone,
@@ -155,7 +156,7 @@ def basic_auth_b64(value: str) -> bool:
         return False
     decoded = raw.decode("utf-8", "replace")
     user, sep, password = decoded.partition(":")
-    if not sep or not (password or len(user) >= 16):
+    if not sep or not (password or len(user) >= 16) or example_basic_credential(user, password):
         return False
     return sum(c.isprintable() for c in decoded) >= 0.9 * len(decoded)
 
@@ -217,7 +218,8 @@ def mixed_charset(value: str) -> bool:
 # (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend); and prose:
 # lower-case words separated by single spaces (value with quotes and spaces, development key).
 _WORD_IDENTIFIER_RE = re.compile(
-    r"^(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|[a-z]*(?:[A-Z][a-z]{2,})+|"
+    r"^(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
+    r"[a-z]*(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3}(?:_(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3})*|"
     r"[a-z]+(?: [a-z]+)+)$"
 )
 
