@@ -293,7 +293,7 @@ def eval_stdlib(detect: Detector, show: int = 0) -> dict[str, object]:
 # reproduced), read straight from the archives; test directories excluded. The tuned set was
 # looked at finding by finding; the held-out project was only measured.
 APP_TUNED = ("flask==3.1.3", "sqlalchemy==2.1.9", "requests==2.34.2", "pydantic==2.14.4")
-APP_HELD_OUT = ("django==5.2.19",)
+APP_HELD_OUT = ("django==5.2.19", "celery==5.5.3")
 APP_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "domestique-bench"
 APP_TEXT_SUFFIXES = {
     ".py",
@@ -374,14 +374,19 @@ def eval_app_code(
     codes: Counter[str] = Counter()
     examples: list[str] = []
     t0 = time.perf_counter()
+    per_project: dict[str, list[float]] = {}
     for spec in specs:
+        size = found = 0
         for name, raw in app_texts(app_archive(spec, cache)):
-            total_bytes += len(raw)
+            size += len(raw)
             text = raw.decode("utf-8", "replace")
             for s, e, c in detect(text):
                 codes[c] += 1
+                found += is_secret(c)
                 if len(examples) < show:
                     examples.append(f"{name}: {c}: {text[max(0, s - 40) : e + 10]!r}")
+        total_bytes += size
+        per_project[spec] = [round(size / 1e6, 2), found, round(found / (size / 1e6), 3)]
     mb = total_bytes / 1e6
     secret = sum(n for c, n in codes.items() if is_secret(c))
     for ex in examples:
@@ -394,6 +399,9 @@ def eval_app_code(
         "secret_per_mb": round(secret / mb, 3),
         "all_findings": sum(codes.values()),
         "all_per_mb": round(sum(codes.values()) / mb, 3),
+        "secret_by_project_mb_findings_per_mb": "; ".join(
+            f"{k} {v[0]} MB {int(v[1])} = {v[2]}/MB" for k, v in per_project.items()
+        ),
         "by_code": dict(codes.most_common()),
     }
 
