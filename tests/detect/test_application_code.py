@@ -133,6 +133,44 @@ CLEAN = [
         ' "sha512-g557vgQjUUfN76MZAN/dt1z3dzcUsimuysco0KeluHgrPdJXkP/XdAURgyO2W'
         '9fZWHRtRBiVKzKn8vyOAwlG+w=="}}'
     ),
+    # references to a secret kept elsewhere (environment, vaults, CI secrets, YAML tags)
+    "password: ${{ secrets.DB_PASSWORD }}",
+    "env: { PASSWORD: process.env.DB_PASSWORD }",
+    "export PGPASSWORD=$(vault kv get -field=password secret/db)",
+    (
+        "PGPASSWORD=$(aws secretsmanager get-secret-value --secret-id prod/db"
+        " --query SecretString --output text)"
+    ),
+    'echo "$TOKEN" | docker login ghcr.io -u bot --password-stdin',
+    "password: !vault |",
+    'password: "{{ vault_db_password }}"',
+    "password = var.db_password",
+    "password = data.aws_secretsmanager_secret_version.db.secret_string",
+    "password: ${DB_PASSWORD:-changeme}",
+    "set PASSWORD=%DB_PASSWORD%",
+    "$password = $env:DB_PASSWORD",
+    "password = ENV['DB_PASSWORD']",
+    'String password = System.getenv("DB_PASSWORD");',
+    'password := os.Getenv("DB_PASSWORD")',
+    'let password = std::env::var("DB_PASSWORD")?;',
+    "'password' => config('database.connections.mysql.password'),",
+    'const password = Deno.env.get("DB_PASSWORD");',
+    "const apiKey = import.meta.env.VITE_API_KEY;",
+    'api_key = secrets.get("API_KEY")',
+    'token = keyring.get_password("svc", "user")',
+    "DB_PASSWORD_FILE=/run/secrets/db_password",
+    "password_file: /etc/app/password.txt",
+    'password = open("/run/secrets/db").read().strip()',
+    'client_secret = credentials["client_secret"]',
+    "aws_secret_access_key = session.get_credentials().secret_key",
+    "GITHUB_TOKEN: ${{ github.token }}",
+    "token: ${{ steps.app-token.outputs.token }}",
+    'password = getpass.getpass("Password: ")',
+    'password = request.form["password"]',
+    '"password": self.cleaned_data.get("password1"),',
+    'password = <%= ENV["DB_PASSWORD"] %>',
+    "password=${{ env.PW }}",
+    "API_KEY=${API_KEY:?API_KEY must be set}",
 ]
 
 

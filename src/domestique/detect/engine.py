@@ -137,10 +137,13 @@ _CODE_REF_RE = re2.compile(
     r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
 )
 _RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")
-_CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*\s*[(\[]")
-# A whole value that is one variable reference: $name, ${...}, $(...), %NAME%, @name, os.environ.
+# A call or subscript, also through a path (std::env::var(...), Config::get(...)).
+_CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_.]*)*\s*[(\[]")
+# A whole value that is one variable reference: $name, ${...}, $(...), %NAME%, @name, os.environ,
+# or a YAML tag that fetches the value (Ansible !vault, CloudFormation !Ref).
 _VAR_REF_RE = re2.compile(
     r"^(?:\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))|%[A-Za-z_][A-Za-z0-9_]*%?|"
+    r"!(?:vault|Ref|Sub|GetAtt|ImportValue|FindInMap|env_var|env|secret|include)|"
     r"@[A-Za-z_][A-Za-z0-9_.]*)$|^(?:os\.|process\.env|ENV\[|getenv)"
 )
 
