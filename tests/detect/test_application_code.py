@@ -171,6 +171,44 @@ CLEAN = [
     'password = <%= ENV["DB_PASSWORD"] %>',
     "password=${{ env.PW }}",
     "API_KEY=${API_KEY:?API_KEY must be set}",
+    # identifiers, public keys and key bindings under key-named fields
+    (
+        "ssh_key: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGfq3mR8vT2kLw9xN4bP7sY1c"
+        "H6jD0eZ5aQ2uV8nM3oK deploy@ci"
+    ),
+    (
+        'public_key = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vK2p9mQ3xL8wT5nR'
+        '1sY4hJ6dF0cZ2aE8bG3uV7iN9oP deploy"'
+    ),
+    '{ "key": "ctrl+shift+p", "command": "workbench.action.showCommands" }',
+    "git config user.signingkey 3AA5C34371567BD2",
+    'signing_key = "3AA5C34371567BD2"',
+    "token_hash = hashlib.sha256(token.encode()).hexdigest()",
+    '"keywords": ["token", "auth", "oauth2", "jwt"],',
+    'primaryKey: "3f2b8c1e-9a7d-4e5f-8b6c-1d2e3f4a5b6c"',
+    'dedupe_key: "order-2024-000918-retry-3"',
+    'token_type_hint = "refresh_token"',
+    'auth_method = "client_secret_basic"',
+    "grant_type=authorization_code&code_verifier=dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+    'state = "af0ifjsldkj"',
+    'secret_name = "prod/app/db-credentials-7Fk2Q"',
+    "secretRef: { name: db-secret-7f9c2, key: password }",
+    'token_url = "https://oauth2.googleapis.com/token"',
+    (
+        "keyId: 'did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6Mkh"
+        "aXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK'"
+    ),
+    '"resourceKey": "0-AbCdEfGhIjKlMnOp"',
+    'key = "node_modules/.cache/babel-loader/3f2b8c1e9a7d4e5f8b6c1d2e3f4a5b6c"',
+    "itemKey = `${section}-${index}-${item.id}`",
+    "key={`row-${rowIndex}-${colIndex}`}",
+    "<li key={item.uuid}>",
+    'i18nKey="welcome.title.v2"',
+    "const ACCESS_TOKEN_TTL = 3600;",
+    'OAUTH_REDIRECT_URI = "https://app.local.test/callback"',
+    'auth_header = f"Bearer {token}"',
+    'authorization = "Bearer " + token',
+    'secret_version = "projects/my-proj/secrets/db-pass/versions/3"',
 ]
 
 
