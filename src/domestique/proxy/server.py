@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,11 +101,14 @@ def build_app(
     *,
     home: Path | None = None,
     policy_file: Path | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> FirewallApp:
+    """The firewall app; ``log`` gets one line per request (``domestique proxy``: stderr)."""
     engine = build_engine(home, policy_file)
     # DOMESTIQUE_PROXY_SCAN_CACHE=0 scans every field of every request afresh (benchmarks).
     cache = os.environ.get("DOMESTIQUE_PROXY_SCAN_CACHE", "1") != "0"
-    return FirewallApp(ProxyConfig(upstreams=dict(upstreams), scan_cache=cache), engine)
+    config = ProxyConfig(upstreams=dict(upstreams), scan_cache=cache)
+    return FirewallApp(config, engine, log=log)
 
 
 def tcp_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
