@@ -286,3 +286,23 @@ def test_one_line_per_request_without_content(
     assert all(C not in line for line in lines)
     assert all(line.count("\n") == 1 for line in lines)
     assert "/v1/x/AKIA…P4RN model=-" in third  # the path's secret segment masked
+
+
+def test_model_names_are_recorded_as_sent_unless_they_hold_a_secret(
+    firewall: tuple[str, Upstream, Path, list[str]], client: httpx.Client
+) -> None:
+    """A dated model name is recorded as it is; a secret sent as the model name is masked in
+    the record (the body's copy is redacted like any field)."""
+    url, up, home, _ = firewall
+    for model in ("claude-sonnet-4-5-20250929", C):
+        client.post(
+            url + "/v1/messages",
+            json={"model": model, "messages": [{"role": "user", "content": "hi"}]},
+            headers={"x-api-key": "k"},
+        )
+    plain, secret = _records(home)[-2:]
+    assert plain.object["model"] == "claude-sonnet-4-5-20250929"
+    assert secret.object["model"] == "AKIA…P4RN"
+    assert C.encode() not in up.bodies()
+    data = b"".join(p.read_bytes() for p in home.rglob("audit*") if p.is_file())
+    assert C.encode() not in data
