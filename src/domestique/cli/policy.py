@@ -58,6 +58,19 @@ def _load(file: Path | None, project_dir: Path | None, *, as_check: bool) -> Eff
     return load_policy(policy_file=file, project_dir=project, use_cache=False)
 
 
+def mode_line(project_dir: Path | None) -> str:
+    """One line naming the mode of the effective policy (``doctor`` and ``policy show``)."""
+    policy = load_policy(project_dir=project_dir)
+    if not policy.valid:
+        return f"policy mode: invalid policy, every decision denies ({policy.errors[0]})"
+    if policy.settings.monitor:
+        return (
+            "policy mode: monitor (decides and records everything, enforces only errors; "
+            "records say what would have happened)"
+        )
+    return "policy mode: enforce"
+
+
 def _errors_out(policy: EffectivePolicy) -> None:
     for error in policy.errors:
         sys.stderr.write(f"{error}\n")
@@ -69,12 +82,14 @@ def _errors_out(policy: EffectivePolicy) -> None:
 
 def _show_text(policy: EffectivePolicy) -> str:
     lines = [f"policy {policy.ref.id}  sha256 {policy.ref.sha256}", "layers:"]
+    lines[0] += "  mode monitor (enforces only errors)" if policy.settings.monitor else ""
     lines += [f"  {layer.kind:<8} {layer.path}" for layer in policy.layers]
     settings = policy.settings
     lines += [
         "settings:",
         f"  unmatched    = {settings.unmatched.value}",
         f"  unknown_tool = {settings.unknown_tool.value}",
+        f"  mode         = {settings.mode}",
         "rules (resolution order; the most specific code wins, ties go to the later rule):",
     ]
     for rule in (*policy.rules, *policy.project_rules):

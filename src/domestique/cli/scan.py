@@ -83,7 +83,7 @@ def _filter(findings: list[Finding], policy: EffectivePolicy | None) -> list[Fin
     return [
         f
         for f in findings
-        if f.code.startswith("engine.") or policy.action_for(f.code, ctx) is not Action.ALLOW
+        if f.code.startswith("engine.") or policy.policy_action_for(f.code, ctx) is not Action.ALLOW
     ]
 
 

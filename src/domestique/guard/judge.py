@@ -359,4 +359,5 @@ def command_record(
         policy=policy.ref,
         engine={"guard": GUARD_ENGINE_VERSION, "grammar": GRAMMAR_VERSION},
         latency_us=judgement.latency_us,
+        would_action=judgement.verdict.would,
     )

@@ -282,6 +282,9 @@ def run(argv: list[str]) -> int:
     if args.json:
         sys.stdout.write(json.dumps([r.to_json() for r in shown], indent=2) + "\n")
     else:
+        from domestique.cli.policy import mode_line
+
+        sys.stdout.write(mode_line(project) + "\n")
         if not shown:
             sys.stdout.write("no agent host found under HOME or on PATH\n")
         for r in shown:

@@ -55,6 +55,11 @@ HUMAN_ASK_CODE = "engine.parse_error"
 
 MATCH_FIELDS: tuple[str, ...] = ("components", "actors", "agents", "tools", "hosts", "paths")
 
+# ``[settings] mode``: "enforce" (the default) acts on every decision; "monitor" decides and
+# records everything but enforces only errors (the protected codes above), for a roll-out.
+ENFORCE, MONITOR = "enforce", "monitor"
+MODES: tuple[str, ...] = (ENFORCE, MONITOR)
+
 
 def is_protected(code: str) -> bool:
     """True for codes that always stop (engine.*, :data:`PROTECTED_CODES`)."""
@@ -224,13 +229,57 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class PolicySettings:
-    """``[settings]``: the action for a reason no rule matches; for a host tool not known."""
+    """``[settings]``: the action for a reason no rule matches; for a host tool not known;
+    the mode (``enforce`` or ``monitor``)."""
 
     unmatched: Action = Action.DENY
     unknown_tool: Action = Action.ASK
+    mode: str = ENFORCE
+
+    @property
+    def monitor(self) -> bool:
+        return self.mode == MONITOR
 
     def to_json(self) -> dict[str, Any]:
-        return {"unmatched": self.unmatched.value, "unknown_tool": self.unknown_tool.value}
+        out: dict[str, Any] = {
+            "unmatched": self.unmatched.value,
+            "unknown_tool": self.unknown_tool.value,
+        }
+        if self.mode != ENFORCE:
+            # Only when set: an enforcing policy keeps the sha256 it had before modes existed.
+            out["mode"] = self.mode
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CodeDecision:
+    """How the policy decides one reason code in one context, and which rule decided it.
+
+    ``action`` is what the policy says (before monitor mode); ``rule`` the base rule that
+    matched (None: ``settings.unmatched``); ``project_rule`` a project rule that raised the
+    action; ``clamped`` when a protected code was raised to deny whatever the rule said.
+    """
+
+    code: str
+    action: Action
+    rule: Rule | None = None
+    project_rule: Rule | None = None
+    clamped: bool = False
+
+    @property
+    def decided_by(self) -> str:
+        """A short label naming what decided: ``rule ID``, or the setting or clamp."""
+        if self.project_rule is not None:
+            return f"rule {self.project_rule.id}"
+        if self.clamped:
+            return "always stops: Domestique could not judge the input"
+        if self.rule is not None:
+            return f"rule {self.rule.id}"
+        return "no rule matches: settings.unmatched"
+
+    @property
+    def deciding_rule(self) -> Rule | None:
+        return self.project_rule if self.project_rule is not None else self.rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,11 +383,12 @@ class EffectivePolicy:
                 best, best_spec = rule, spec
         return best
 
-    def _action_one(
+    def _decision_one(
         self, code: str, ctx: DecisionContext, host: str | None, path: str | None
-    ) -> Action:
+    ) -> CodeDecision:
         rule = self._base_rule(code, ctx, host, path)
         action = rule.action if rule is not None else self.settings.unmatched
+        clamped = False
         if is_protected(code) and action.severity < Action.DENY.severity:
             # The one relaxation: a rule for people only may ask about an unparsable command.
             human_ask = (
@@ -349,15 +399,44 @@ class EffectivePolicy:
                 and rule.match.actors == frozenset({Actor.HUMAN.value})
             )
             if not human_ask:
-                action = Action.DENY
+                action, clamped = Action.DENY, True
         # Project rules may only tighten: applied last, they raise the action, never lower it.
+        raised_by: Rule | None = None
         for prule in self.project_rules:
             if prule.specificity(code) is not None and prule.applies(code, ctx, host, path):
-                action = most_severe((action, prule.action))
-        return normalize(action, ctx.component)
+                raised = most_severe((action, prule.action))
+                if raised.severity > action.severity:
+                    raised_by = prule
+                action = raised
+        return CodeDecision(code, normalize(action, ctx.component), rule, raised_by, clamped)
 
-    def action_for(self, code: str, ctx: DecisionContext) -> Action:
-        """The action for one reason code. Several hosts or paths: the most severe over each."""
+    def _action_one(
+        self, code: str, ctx: DecisionContext, host: str | None, path: str | None
+    ) -> Action:
+        return self._decision_one(code, ctx, host, path).action
+
+    def explain_code(self, code: str, ctx: DecisionContext) -> CodeDecision:
+        """The policy's action for ``code`` (before monitor mode) and the rule that decided.
+
+        Several hosts or paths: the decision for the one that gives the most severe action.
+        An invalid policy: stop, decided by no rule.
+        """
+        if not self.valid:
+            return CodeDecision(code, stop_for(ctx.component), clamped=True)
+        hosts: tuple[str | None, ...] = ctx.hosts or (None,)
+        paths: tuple[str | None, ...] = ctx.paths or (None,)
+        best: CodeDecision | None = None
+        for h in hosts:
+            for p in paths:
+                one = self._decision_one(code, ctx, h, p)
+                if best is None or one.action.severity > best.action.severity:
+                    best = one
+        assert best is not None
+        return best
+
+    def policy_action_for(self, code: str, ctx: DecisionContext) -> Action:
+        """The action the rules give ``code`` (several hosts or paths: the most severe over
+        each), whatever the mode. ``scan``, ``explain`` and project-layer checks use it."""
         if not self.valid:
             return stop_for(ctx.component)
         key = (code, ctx)
@@ -374,21 +453,71 @@ class EffectivePolicy:
             self._cache[key] = action
         return action
 
+    def _enforced(self, code: str, action: Action, ctx: DecisionContext) -> Action:
+        """Monitor mode enforces errors only (protected codes); everything else passes."""
+        if self.settings.monitor and not is_protected(code):
+            return Action.ALLOW
+        return action
+
+    def action_for(self, code: str, ctx: DecisionContext) -> Action:
+        """The action to enforce for one reason code. Several hosts or paths: the most severe
+        over each. In monitor mode only errors (protected codes) stop; anything else is allow
+        (:meth:`policy_action_for` gives what the rules say)."""
+        return self._enforced(code, self.policy_action_for(code, ctx), ctx)
+
     def decide(self, reasons: Sequence[Reason], ctx: DecisionContext) -> Verdict:
         """The verdict on ``reasons``: the most severe action over them; none ⇒ allow.
 
         An invalid policy stops everything (``policy.invalid`` first, then the reasons given).
+        A reason whose action stops gets the deciding rule appended to its message (``(rule
+        guard-deny-dangerous)``), so every deny or ask message names the rule. In monitor mode
+        the verdict enforces only errors (protected codes) and ``Verdict.would`` carries what
+        the policy decided ("would have denied").
         """
         if not self.valid:
             return Verdict(stop_for(ctx.component), (self.invalid_reason(), *reasons))
-        actions = [self.action_for(r.code, ctx) for r in reasons]
-        return Verdict(normalize(most_severe(actions), ctx.component), tuple(reasons))
+        actions = [self.policy_action_for(r.code, ctx) for r in reasons]
+        decided = normalize(most_severe(actions), ctx.component)
+        if decided.stops:
+            reasons = tuple(
+                self._cite_rule(r, ctx) if a.stops else r
+                for r, a in zip(reasons, actions, strict=True)
+            )
+        if not self.settings.monitor:
+            return Verdict(decided, tuple(reasons))
+        enforced = normalize(
+            most_severe(
+                [self._enforced(r.code, a, ctx) for r, a in zip(reasons, actions, strict=True)]
+            ),
+            ctx.component,
+        )
+        if enforced is decided and enforced.stops:
+            return Verdict(decided, tuple(reasons))  # an error: enforced in every mode
+        return Verdict(enforced, tuple(reasons), would=decided)
+
+    def _cite_rule(self, reason: Reason, ctx: DecisionContext) -> Reason:
+        label = self.explain_code(reason.code, ctx).decided_by
+        return Reason(reason.code, f"{reason.message} ({label})", reason.evidence)
 
     def unknown_tool_action(self, ctx: DecisionContext) -> Action:
         """hooks: the action for a host tool the policy does not know (invalid ⇒ stop)."""
         if not self.valid:
             return stop_for(ctx.component)
+        if self.settings.monitor:
+            return Action.ALLOW
         return normalize(self.settings.unknown_tool, ctx.component)
+
+    def unknown_tool_verdict(self, reason: Reason, ctx: DecisionContext) -> Verdict:
+        """hooks: the verdict for a host tool the policy does not know; monitor mode records
+        what would have happened."""
+        if not self.valid:
+            return Verdict(stop_for(ctx.component), (self.invalid_reason(), reason))
+        decided = normalize(self.settings.unknown_tool, ctx.component)
+        if decided.stops:
+            reason = Reason(reason.code, f"{reason.message} (settings.unknown_tool)")
+        if self.settings.monitor:
+            return Verdict(Action.ALLOW, (reason,), would=decided)
+        return Verdict(decided, (reason,))
 
     def __repr__(self) -> str:
         state = "valid" if self.valid else f"invalid ({len(self.errors)} errors)"

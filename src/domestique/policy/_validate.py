@@ -19,6 +19,7 @@ from domestique.policy._locate import Positions
 from domestique.policy._model import (
     HUMAN_ASK_CODE,
     MATCH_FIELDS,
+    MODES,
     POLICY_VERSION,
     Match,
     Rule,
@@ -28,7 +29,8 @@ from domestique.policy._model import (
 from domestique.records import Action, Actor, Component
 
 TOP_KEYS = ("version", "settings", "rules")
-SETTINGS_KEYS = ("unmatched", "unknown_tool")
+SETTINGS_KEYS = ("unmatched", "unknown_tool", "mode")
+ACTION_SETTINGS = ("unmatched", "unknown_tool")
 RULE_KEYS = ("id", "description", "codes", "action", *MATCH_FIELDS, "except")
 EXCEPT_KEYS = ("codes", *MATCH_FIELDS)
 ACTIONS = tuple(a.value for a in Action)
@@ -45,6 +47,7 @@ class LayerResult:
     """What one layer contributes: settings it sets, its rules, and its errors (formatted)."""
 
     settings: dict[str, Action] = field(default_factory=dict)
+    mode: str | None = None  # [settings] mode, when this layer sets it
     rules: list[Rule] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -362,11 +365,22 @@ class LayerValidator:
                 rep.value(("settings",), "'settings' must be a table")
             else:
                 _unknown_keys(settings, SETTINGS_KEYS, ("settings",), rep, "[settings]")
-                for key in SETTINGS_KEYS:
+                for key in ACTION_SETTINGS:
                     if key in settings:
                         act = _action(settings[key], ("settings", key), rep)
                         if act is not None:
                             result.settings[key] = act
+                if "mode" in settings:
+                    mode = settings["mode"]
+                    if not isinstance(mode, str) or mode not in MODES:
+                        shown = repr(mode) if isinstance(mode, str) else _type_name(mode)
+                        hint = _suggest(mode, MODES) if isinstance(mode, str) else ""
+                        rep.value(
+                            ("settings", "mode"),
+                            f"unknown mode {shown}{hint}; one of {', '.join(MODES)}",
+                        )
+                    else:
+                        result.mode = mode
         rules = data.get("rules", [])
         if not isinstance(rules, list):
             rep.value(("rules",), "'rules' must be an array of tables ([[rules]])")

@@ -394,6 +394,7 @@ class FirewallApp:
             t0=t0,
             obj=obj,
             agent=agent,
+            would=None if action is not inspection.action else inspection.would,
         )
         if record.action.stops or inspection.body is None:
             await _respond(
@@ -617,6 +618,7 @@ class FirewallApp:
         t0: int,
         obj: Mapping[str, JSONValue],
         agent: str | None = None,
+        would: Action | None = None,
     ) -> DecisionRecord:
         base: dict[str, JSONValue] = {
             "provider": provider.value,
@@ -639,6 +641,7 @@ class FirewallApp:
             policy=self.engine.policy.ref,
             engine={"domestique": __version__, "proxy": "1"},
             latency_us=(time.perf_counter_ns() - t0) // 1000,
+            would_action=would,
         )
         if self.engine.group is not None:
             # Group commit: this request waits for the transaction holding its record.
