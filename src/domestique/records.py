@@ -27,6 +27,13 @@ class Component(StrEnum):
     PROXY = "proxy"
     GUARD = "guard"
     HOOK = "hook"
+    # A change to a policy file made through Domestique (``domestique allow``): recorded in the
+    # same chain, never a component that policy rules decide for.
+    POLICY = "policy"
+
+
+# The components a policy rule can name (every one that judges something).
+JUDGING_COMPONENTS: tuple[Component, ...] = (Component.PROXY, Component.GUARD, Component.HOOK)
 
 
 class Action(StrEnum):

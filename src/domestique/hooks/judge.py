@@ -665,6 +665,8 @@ class Judge:
                     tool=event.tool,
                     hosts=tuple(h for u in event.urls if (h := _url_host(u))),
                     paths=event.paths,
+                    project=event.cwd or cwd,
+                    command=event.command,
                 )
                 verdict, detail = self.verdict(event, policy, ctx)
                 obj.update(detail)

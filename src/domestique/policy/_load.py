@@ -41,7 +41,7 @@ from domestique.policy._model import (
     Rule,
 )
 from domestique.policy._validate import PROJECT, LayerResult
-from domestique.records import Action, Actor, Component, PolicyRef
+from domestique.records import JUDGING_COMPONENTS, Action, Actor, Component, PolicyRef
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 SYSTEM_POLICY = Path("/etc/domestique/policy.toml")
@@ -204,7 +204,7 @@ def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | Non
 
 
 def _covered_contexts(rule: Rule) -> Iterator[DecisionContext]:
-    components = sorted(rule.match.components) or [c.value for c in Component]
+    components = sorted(rule.match.components) or [c.value for c in JUDGING_COMPONENTS]
     actors = sorted(rule.match.actors) or [a.value for a in Actor]
     agent = min(rule.match.agents) if rule.match.agents else None
     tool = min(rule.match.tools) if rule.match.tools else None

@@ -53,7 +53,18 @@ PROTECTED_CODES: frozenset[str] = frozenset(
 # The one allowed relaxation: a person at a terminal may be asked about an unparsable command.
 HUMAN_ASK_CODE = "engine.parse_error"
 
-MATCH_FIELDS: tuple[str, ...] = ("components", "actors", "agents", "tools", "hosts", "paths")
+MATCH_FIELDS: tuple[str, ...] = (
+    "components",
+    "actors",
+    "agents",
+    "tools",
+    "hosts",
+    "paths",
+    "projects",
+    "commands",
+)
+# Fields that scope a rule to one repository or one exact command (``domestique allow``).
+SCOPE_FIELDS: tuple[str, ...] = ("projects", "commands")
 
 # ``[settings] mode``: "enforce" (the default) acts on every decision; "monitor" decides and
 # records everything but enforces only errors (the protected codes above), for a roll-out.
@@ -88,6 +99,8 @@ class DecisionContext:
     tool: str | None = None  # hooks: the host's tool name
     hosts: tuple[str, ...] = ()  # network destinations involved
     paths: tuple[str, ...] = ()  # file paths involved
+    project: str | None = None  # the directory the decision was asked in (cwd)
+    command: str | None = None  # the command line judged (guard and shell hooks)
 
 
 def code_pattern_specificity(pattern: str, code: str) -> int | None:
@@ -108,6 +121,18 @@ def _expand_path_glob(pattern: str) -> str:
     return os.path.expanduser(pattern) if pattern.startswith("~") else pattern
 
 
+def _in_project(directory: str, globs: Sequence[str]) -> bool:
+    """True when ``directory`` or one of its parents matches one of ``globs``."""
+    full = os.path.normpath(os.path.expanduser(directory))
+    while True:
+        if any(fnmatchcase(full, g) for g in globs):
+            return True
+        parent = os.path.dirname(full)
+        if parent == full:
+            return False
+        full = parent
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """The context conditions of a rule, or of one of its exceptions. Empty field = any."""
@@ -119,11 +144,15 @@ class Match:
     tools: frozenset[str] = frozenset()
     hosts: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    commands: frozenset[str] = frozenset()
     _paths_expanded: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    _projects_expanded: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def build(cls, data: Mapping[str, Any]) -> Match:
         paths = tuple(data.get("paths", ()))
+        projects = tuple(data.get("projects", ()))
         return cls(
             codes=tuple(data.get("codes", ())),
             components=frozenset(data.get("components", ())),
@@ -132,8 +161,16 @@ class Match:
             tools=frozenset(data.get("tools", ())),
             hosts=tuple(h.lower() for h in data.get("hosts", ())),
             paths=paths,
+            projects=projects,
+            commands=frozenset(data.get("commands", ())),
             _paths_expanded=tuple(_expand_path_glob(p) for p in paths),
+            _projects_expanded=tuple(os.path.normpath(_expand_path_glob(p)) for p in projects),
         )
+
+    @property
+    def scoped(self) -> bool:
+        """True when the match names a project or an exact command."""
+        return bool(self.projects or self.commands)
 
     def applies(self, code: str, ctx: DecisionContext, host: str | None, path: str | None) -> bool:
         """True when every condition given holds for one host and one path of the context."""
@@ -159,7 +196,11 @@ class Match:
             full = os.path.expanduser(path) if path.startswith("~") else path
             if not any(fnmatchcase(full, g) for g in self._paths_expanded):
                 return False
-        return True
+        if self.projects and (
+            ctx.project is None or not _in_project(ctx.project, self._projects_expanded)
+        ):
+            return False
+        return not (self.commands and ctx.command not in self.commands)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -314,6 +355,7 @@ class EffectivePolicy:
 
     __slots__ = (
         "_cache",
+        "_scoped",
         "errors",
         "layers",
         "project_rules",
@@ -350,6 +392,12 @@ class EffectivePolicy:
             digest = hashlib.sha256(canonical_json({"invalid": list(self.errors)})).hexdigest()
             self.ref = PolicyRef(id="invalid", sha256=digest)
         self._cache: dict[tuple[str, DecisionContext], Action] = {}
+        # Whether any rule looks at the project or the command: if none does, they are left
+        # out of the cache key (one entry per code and context, not per command line).
+        self._scoped = any(
+            r.match.scoped or any(e.scoped for e in r.exceptions)
+            for r in (*self.rules, *self.project_rules)
+        )
 
     @classmethod
     def invalid(cls, errors: Sequence[str], layers: Sequence[LayerInfo] = ()) -> EffectivePolicy:
@@ -439,6 +487,10 @@ class EffectivePolicy:
         each), whatever the mode. ``scan``, ``explain`` and project-layer checks use it."""
         if not self.valid:
             return stop_for(ctx.component)
+        if not self._scoped and (ctx.command is not None or ctx.project is not None):
+            ctx = DecisionContext(
+                ctx.component, ctx.actor, ctx.agent, ctx.tool, ctx.hosts, ctx.paths
+            )
         key = (code, ctx)
         cached = self._cache.get(key)
         if cached is not None:
@@ -518,6 +570,12 @@ class EffectivePolicy:
         if self.settings.monitor:
             return Verdict(Action.ALLOW, (reason,), would=decided)
         return Verdict(decided, (reason,))
+
+    @property
+    def scoped(self) -> bool:
+        """True when a rule looks at the project directory or the exact command: callers
+        then put them in the :class:`DecisionContext` (they cost a cache entry each)."""
+        return self._scoped
 
     def __repr__(self) -> str:
         state = "valid" if self.valid else f"invalid ({len(self.errors)} errors)"

@@ -26,7 +26,7 @@ from domestique.policy._model import (
     code_pattern_specificity,
     is_protected,
 )
-from domestique.records import Action, Actor, Component
+from domestique.records import JUDGING_COMPONENTS, Action, Actor
 
 TOP_KEYS = ("version", "settings", "rules")
 SETTINGS_KEYS = ("unmatched", "unknown_tool", "mode")
@@ -34,7 +34,7 @@ ACTION_SETTINGS = ("unmatched", "unknown_tool")
 RULE_KEYS = ("id", "description", "codes", "action", *MATCH_FIELDS, "except")
 EXCEPT_KEYS = ("codes", *MATCH_FIELDS)
 ACTIONS = tuple(a.value for a in Action)
-COMPONENTS = tuple(c.value for c in Component)
+COMPONENTS = tuple(c.value for c in JUDGING_COMPONENTS)
 ACTORS = tuple(a.value for a in Actor)
 PROJECT = "project"
 
@@ -223,6 +223,15 @@ class LayerValidator:
                 return False
             return True
 
+        def project_glob(item: str, at: KeyPath) -> bool:
+            if not _glob_ok(item):
+                rep.value(at, f"bad project glob {item!r}: unclosed '['")
+                return False
+            if not (item.startswith(("/", "~")) or item[1:3] in (":\\", ":/")):
+                rep.value(at, f"project {item!r} must be an absolute directory (or start with ~)")
+                return False
+            return True
+
         def code(item: str, at: KeyPath) -> bool:
             return self._code_ok(item, at, rep)
 
@@ -234,6 +243,8 @@ class LayerValidator:
             "tools": None,
             "hosts": host,
             "paths": path_glob,
+            "projects": project_glob,
+            "commands": None,
         }
         for name, check in checks.items():
             if name in table:
