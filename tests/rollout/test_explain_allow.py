@@ -287,3 +287,13 @@ def test_policy_init_writes_a_valid_commented_file(
     sample = repo / "sample.toml"
     sample.write_text("version = 1\n" + example + "\n")
     assert run(["policy", "check", str(sample)], env, repo).returncode == 0, example
+
+
+def test_documented_file_format_is_valid(home: Path) -> None:
+    """The full example in docs/policy.md validates as a user layer."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "policy.md").read_text()
+    example = docs.split("## File format", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    (home / "policy.toml").write_text(example)
+    policy = load_policy(home=home, system_file=None, use_cache=False)
+    assert policy.valid, policy.errors
+    assert {"projects", "commands"} <= policy.rules[-1].to_json().keys()
