@@ -297,3 +297,49 @@ def test_documented_file_format_is_valid(home: Path) -> None:
     policy = load_policy(home=home, system_file=None, use_cache=False)
     assert policy.valid, policy.errors
     assert {"projects", "commands"} <= policy.rules[-1].to_json().keys()
+
+
+def test_hook_denial_explained_and_allowed_in_one_step(
+    env: dict[str, str], repo: Path, home: Path
+) -> None:
+    """A real hook process denies; explain RECORD-ID names the rule; allow --once RECORD-ID makes
+    the same call pass, in this repository only."""
+    payload = {
+        "session_id": "sess-allow",
+        "transcript_path": str(repo / "t.jsonl"),
+        "cwd": str(repo),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "toolu_01",
+        "tool_input": {"command": PIPE, "description": "run", "timeout": 120000},
+    }
+
+    def hook(cwd: Path) -> str:
+        body = dict(payload, cwd=str(cwd))
+        done = subprocess.run(
+            [DOMESTIQUE, "hook", "claude-code"],
+            input=json.dumps(body).encode(),
+            capture_output=True,
+            env=env,
+            cwd=cwd,
+            timeout=60,
+            check=False,
+        )
+        if done.returncode == 2:
+            return "deny"
+        reply = json.loads(done.stdout) if done.stdout.strip() else {}
+        return str(reply.get("hookSpecificOutput", {}).get("permissionDecision", "silent"))
+
+    assert hook(repo) == "deny"
+    record_id = str(_records(home)[-1]["id"])
+    explained = json.loads(run(["explain", "--json", record_id], env, repo).stdout)
+    assert explained["component"] == "hook"
+    assert explained["reasons"][0]["decided_by"]["rule"] == "guard-deny-dangerous"
+    done = run(["allow", record_id], env, repo)
+    assert done.returncode == 0, done.stderr
+    assert hook(repo) != "deny"
+    elsewhere = repo.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert hook(elsewhere) == "deny"
+    assert verify(home).ok

@@ -147,7 +147,8 @@ def record_target(data: dict[str, Any]) -> Judged:
     ctx = DecisionContext(
         # Shell commands in hooks are judged as the guard judges them.
         Component.GUARD if component is Component.HOOK and command is not None else component,
-        record.subject.actor,
+        # A hook always judges for the agent, whatever the hook process's own ancestry says.
+        Actor.AGENT if component is Component.HOOK else record.subject.actor,
         agent=record.subject.agent,
         tool=tool,
         hosts=hosts,
