@@ -343,3 +343,15 @@ def test_hook_denial_explained_and_allowed_in_one_step(
     elsewhere.mkdir()
     assert hook(elsewhere) == "deny"
     assert verify(home).ok
+
+
+def test_explain_without_dashdash_keeps_the_commands_options(
+    env: dict[str, str], repo: Path
+) -> None:
+    """``explain --json git push --force origin main``: options end at the first word."""
+    done = run(["explain", "--json", "git", "push", "--force", "origin", "main"], env, repo)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["judged"] == "git push --force origin main"
+    assert data["reasons"][0]["code"] == "cmd.git.force_push"
+    assert run(["explain"], env, repo).returncode == 2

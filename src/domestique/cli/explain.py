@@ -351,11 +351,23 @@ def resolve_target(
     return judge_command_target(command, policy=policy, actor=actor, cwd=os.getcwd())
 
 
-def split_dashdash(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """Options before ``--`` and the words after it (None without ``--``)."""
+def split_dashdash(
+    argv: list[str], valued: tuple[str, ...] = ("--actor", "--policy", "--file")
+) -> tuple[list[str], list[str] | None]:
+    """Options, and the words of the command (None when it may be a record id).
+
+    After ``--`` everything is the command. Without ``--``, options are read up to the first
+    word that is not one (``explain git push --force`` judges ``git push --force``).
+    """
     if "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1 :]
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        i += 2 if argv[i] in valued else 1
+    rest = argv[i:]
+    if len(rest) > 1:
+        return argv[:i], rest
     return argv, None
 
 
