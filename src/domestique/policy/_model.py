@@ -355,6 +355,7 @@ class EffectivePolicy:
 
     __slots__ = (
         "_cache",
+        "_labels",
         "_scoped",
         "errors",
         "layers",
@@ -392,6 +393,7 @@ class EffectivePolicy:
             digest = hashlib.sha256(canonical_json({"invalid": list(self.errors)})).hexdigest()
             self.ref = PolicyRef(id="invalid", sha256=digest)
         self._cache: dict[tuple[str, DecisionContext], Action] = {}
+        self._labels: dict[tuple[str, DecisionContext], str] = {}
         # Whether any rule looks at the project or the command: if none does, they are left
         # out of the cache key (one entry per code and context, not per command line).
         self._scoped = any(
@@ -487,10 +489,7 @@ class EffectivePolicy:
         each), whatever the mode. ``scan``, ``explain`` and project-layer checks use it."""
         if not self.valid:
             return stop_for(ctx.component)
-        if not self._scoped and (ctx.command is not None or ctx.project is not None):
-            ctx = DecisionContext(
-                ctx.component, ctx.actor, ctx.agent, ctx.tool, ctx.hosts, ctx.paths
-            )
+        ctx = self._unscoped(ctx)
         key = (code, ctx)
         cached = self._cache.get(key)
         if cached is not None:
@@ -547,8 +546,22 @@ class EffectivePolicy:
             return Verdict(decided, tuple(reasons))  # an error: enforced in every mode
         return Verdict(enforced, tuple(reasons), would=decided)
 
+    def _unscoped(self, ctx: DecisionContext) -> DecisionContext:
+        """``ctx`` without project and command when no rule looks at them (one cache entry
+        per code and context, not one per command line)."""
+        if not self._scoped and (ctx.command is not None or ctx.project is not None):
+            return DecisionContext(
+                ctx.component, ctx.actor, ctx.agent, ctx.tool, ctx.hosts, ctx.paths
+            )
+        return ctx
+
     def _cite_rule(self, reason: Reason, ctx: DecisionContext) -> Reason:
-        label = self.explain_code(reason.code, ctx).decided_by
+        key = (reason.code, self._unscoped(ctx))
+        label = self._labels.get(key)
+        if label is None:
+            label = self.explain_code(reason.code, ctx).decided_by
+            if len(self._labels) < 4096:
+                self._labels[key] = label
         return Reason(reason.code, f"{reason.message} ({label})", reason.evidence)
 
     def unknown_tool_action(self, ctx: DecisionContext) -> Action:
