@@ -631,10 +631,20 @@ def render_html(report: Report) -> str:
         table(f"Timeline (per {_unit(report)})", *_timeline_rows(report)),
         table(
             "Decisions that redacted, asked or stopped (or would have), newest first",
-            ["time", "component", "action", "agent", "repository", "what", "reasons and evidence"],
+            [
+                "time",
+                "record",
+                "component",
+                "action",
+                "agent",
+                "repository",
+                "what",
+                "reasons and evidence",
+            ],
             [
                 [
                     d.time,
+                    d.id,
                     d.component,
                     _decision_action(d),
                     d.agent,
