@@ -60,8 +60,20 @@ class Action(StrEnum):
         """True when the judged thing must not go ahead as it is (ask, deny, block)."""
         return self in (Action.ASK, Action.DENY, Action.BLOCK)
 
+    @property
+    def past(self) -> str:
+        """The action as a past participle, for "would have been denied" (monitor mode)."""
+        return _PAST[self]
+
 
 _SEVERITY = {Action.ALLOW: 0, Action.REDACT: 1, Action.ASK: 2, Action.DENY: 3, Action.BLOCK: 3}
+_PAST = {
+    Action.ALLOW: "allowed",
+    Action.REDACT: "redacted",
+    Action.ASK: "asked",
+    Action.DENY: "denied",
+    Action.BLOCK: "blocked",
+}
 
 
 def most_severe(actions: Sequence[Action], default: Action = Action.ALLOW) -> Action:

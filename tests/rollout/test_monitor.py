@@ -182,7 +182,7 @@ def test_check_command_in_monitor_mode(home: Path, env: dict[str, str], tmp_path
     )
     assert text.returncode == 0
     assert text.stdout.splitlines()[0] == "allow"
-    assert "would have been deny" in text.stdout
+    assert "monitor mode: not enforced; would have been denied" in text.stdout
     records = _records(home)
     assert [r["would_action"] for r in records] == ["deny", "deny"]
     assert all(r["action"] == "allow" and r["enforced"] is False for r in records)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from domestique.records import utc_now_iso
+from domestique.records import Action, utc_now_iso
 
 _SINCE = re.compile(r"^\s*([0-9]+)\s*([smhdw])\s*$")
 # Dates and times in ASCII digits only (int() and fromisoformat() would accept other scripts).
@@ -546,9 +546,10 @@ def _decision_action(d: Decision) -> str:
 
 
 def _past(action: str) -> str:
-    return {"deny": "denied", "block": "blocked", "ask": "asked", "redact": "redacted"}.get(
-        action, action
-    )
+    try:
+        return Action(action).past
+    except ValueError:
+        return action
 
 
 def _decision_lines(d: Decision) -> list[str]:

@@ -88,7 +88,7 @@ def _print_text(record: DecisionRecord) -> None:
     out = sys.stdout
     out.write(f"{record.action.value}\n")
     if record.would_action is not None:
-        out.write(f"  monitor mode: not enforced; would have been {record.would_action.value}\n")
+        out.write(f"  monitor mode: not enforced; would have been {record.would_action.past}\n")
     for r in record.reasons:
         where = ", ".join(e.where for e in r.evidence)
         out.write(f"  {r.code}: {r.message}" + (f" [{where}]" if where else "") + "\n")

@@ -284,7 +284,7 @@ def render_text(data: dict[str, Any]) -> str:
     lines = [
         f"{data['component']} decision: {data['decision']}"
         + (
-            f" (monitor mode: would have been {data['would_decision']})"
+            f" (monitor mode: would have been {Action(data['would_decision']).past})"
             if "would_decision" in data
             else ""
         )

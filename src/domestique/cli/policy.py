@@ -232,6 +232,7 @@ def run(argv: list[str]) -> int:
             "valid": policy.valid,
             "errors": list(policy.errors),
             "ref": policy.ref.to_json(),
+            "mode": policy.settings.mode,
             "layers": [layer.to_json() for layer in policy.layers],
             "policy": policy.document() if policy.valid else None,
         }
