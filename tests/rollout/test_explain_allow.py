@@ -355,3 +355,21 @@ def test_explain_without_dashdash_keeps_the_commands_options(
     assert data["judged"] == "git push --force origin main"
     assert data["reasons"][0]["code"] == "cmd.git.force_push"
     assert run(["explain"], env, repo).returncode == 2
+
+
+def test_allow_keeps_crlf_and_edits_through_a_symlink(
+    env: dict[str, str], repo: Path, home: Path, tmp_path: Path
+) -> None:
+    """A linked policy file is edited where it lives (the link stays); CRLF stays CRLF."""
+    real = tmp_path / "dotfiles" / "domestique.toml"
+    real.parent.mkdir()
+    original = b"# mine\r\nversion = 1\r\n"
+    real.write_bytes(original)
+    (home / "policy.toml").symlink_to(real)
+    done = run(["allow", "--user", "--", PIPE], env, repo)
+    assert done.returncode == 0, done.stderr
+    assert (home / "policy.toml").is_symlink()
+    data = real.read_bytes()
+    assert data.startswith(original)
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert run(["policy", "check", str(real)], env, repo).returncode == 0

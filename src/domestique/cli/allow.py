@@ -146,6 +146,10 @@ def write_rule(
 ) -> dict[str, Any]:
     """Validate, write and record the rule of ``plan`` in ``target``. AllowError on refusal."""
     assert plan.rule is not None
+    if target.is_symlink():
+        # A policy kept elsewhere (a dotfiles repository) and linked here: edit the file the
+        # link points at, never replace the link with a copy.
+        target = target.resolve()
     try:
         old_bytes: bytes | None = target.read_bytes()
     except FileNotFoundError:
@@ -159,6 +163,8 @@ def write_rule(
     rule_text = render_rule(plan.rule, _comment(judged, plan))
     new = _new_text(old, rule_text)
     line = new.count("\n", 0, len(new) - len(rule_text)) + 1 + len(_comment(judged, plan))
+    if old and "\r\n" in old:  # keep the file's line endings
+        new = old + new[len(old) :].replace("\n", "\r\n")
     from domestique.keys import ensure_private_dir
 
     if target.parent == home:
