@@ -345,3 +345,45 @@ def test_doctor_shows_the_mode(home: Path, env: dict[str, str], tmp_path: Path) 
     assert first_line() == "policy mode: enforce"
     _monitor(home)
     assert first_line().startswith("policy mode: monitor")
+
+
+def test_proxy_block_names_the_rule_and_a_redaction_is_explained(
+    home: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A firewall block's error message names the deciding rule; explain RECORD-ID on a
+    redaction names its rule and offers a firewall-only allow for the user."""
+    from domestique.proxy.server import build_app, parse_upstreams
+
+    with run_upstream() as up:
+        app = build_app(parse_upstreams([f"gemini={up.url}"]), home=home)
+        with run_asgi(app) as url:
+            blocked = httpx.post(
+                f"{url}/v1beta/models/{TOKEN}:generateContent",
+                json={"contents": [{"parts": [{"text": "hi"}]}]},
+                timeout=30,
+            )
+    assert blocked.status_code >= 400
+    assert "(rule proxy-signed-parts)" in blocked.json()["error"]["message"]
+    assert TOKEN not in blocked.text
+    with run_upstream() as up:
+        app = build_app(parse_upstreams([f"anthropic={up.url}"]), home=home)
+        with run_asgi(app) as url:
+            assert _post(url, f"token {TOKEN}").status_code == 200
+    record_id = str(_records(home)[-1]["id"])
+    done = subprocess.run(
+        [DOMESTIQUE, "explain", "--json", record_id],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["component"] == "proxy"
+    assert data["decision"] == "redact"
+    assert data["reasons"][0]["decided_by"]["rule"] == "core-proxy-redact-secrets"
+    assert data["to_allow"]["scope"] == "user"
+    assert data["to_allow"]["rule"]["components"] == ["proxy"]
+    assert TOKEN not in done.stdout
