@@ -18,11 +18,13 @@ written, the file is put back as it was. Exit 0 written (or nothing to do), 1 re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +152,38 @@ def write_rule(
         # A policy kept elsewhere (a dotfiles repository) and linked here: edit the file the
         # link points at, never replace the link with a copy.
         target = target.resolve()
+    from domestique.keys import ensure_private_dir
+
+    if target.parent == home:
+        ensure_private_dir(home)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    # Two allows at once must not lose one rule: read, validate and replace under one lock.
+    with _exclusive(target):
+        return _write_locked(judged, plan, target=target, home=home, policy_file=policy_file)
+
+
+@contextlib.contextmanager
+def _exclusive(target: Path) -> Iterator[None]:
+    import fcntl
+
+    fd = os.open(target.with_name(f".{target.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _write_locked(
+    judged: Judged,
+    plan: AllowPlan,
+    *,
+    target: Path,
+    home: Path,
+    policy_file: Path | None,
+) -> dict[str, Any]:
+    assert plan.rule is not None
     try:
         old_bytes: bytes | None = target.read_bytes()
     except FileNotFoundError:
@@ -165,12 +199,6 @@ def write_rule(
     line = new.count("\n", 0, len(new) - len(rule_text)) + 1 + len(_comment(judged, plan))
     if old and "\r\n" in old:  # keep the file's line endings
         new = old + new[len(old) :].replace("\n", "\r\n")
-    from domestique.keys import ensure_private_dir
-
-    if target.parent == home:
-        ensure_private_dir(home)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.allow-{os.getpid()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
