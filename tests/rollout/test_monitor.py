@@ -328,9 +328,9 @@ def test_proxy_with_real_upstream(home: Path, monitor: bool) -> None:
 
 
 def test_doctor_shows_the_mode(home: Path, env: dict[str, str], tmp_path: Path) -> None:
-    """``domestique doctor`` names the mode in its first line."""
+    """``domestique doctor`` names the mode in its last line."""
 
-    def first_line() -> str:
+    def last_line() -> str:
         done = subprocess.run(
             [DOMESTIQUE, "doctor"],
             capture_output=True,
@@ -340,11 +340,11 @@ def test_doctor_shows_the_mode(home: Path, env: dict[str, str], tmp_path: Path) 
             timeout=120,
             check=False,
         )
-        return done.stdout.splitlines()[0]
+        return done.stdout.splitlines()[-1]
 
-    assert first_line() == "policy mode: enforce"
+    assert last_line() == "policy mode: enforce"
     _monitor(home)
-    assert first_line().startswith("policy mode: monitor")
+    assert last_line().startswith("policy mode: monitor")
 
 
 def test_proxy_block_names_the_rule_and_a_redaction_is_explained(

@@ -282,9 +282,6 @@ def run(argv: list[str]) -> int:
     if args.json:
         sys.stdout.write(json.dumps([r.to_json() for r in shown], indent=2) + "\n")
     else:
-        from domestique.cli.policy import mode_line
-
-        sys.stdout.write(mode_line(project) + "\n")
         if not shown:
             sys.stdout.write("no agent host found under HOME or on PATH\n")
         for r in shown:
@@ -301,4 +298,7 @@ def run(argv: list[str]) -> int:
                 sys.stdout.write(f"{'':12} crash/timeout: {r.fail_closed_note}\n")
             for p in r.problems:
                 sys.stdout.write(f"{'':12} - {p}\n")
+        from domestique.cli.policy import mode_line
+
+        sys.stdout.write(mode_line(project) + "\n")
     return 0 if all(r.ok for r in reports) else 1
