@@ -288,6 +288,8 @@ class Report:
     timeline: dict[str, Counter[str]] = field(default_factory=dict)
     decisions: list[Decision] = field(default_factory=list)
     decisions_total: int = 0
+    # Changes made to policy files through Domestique (component "policy": domestique allow).
+    policy_changes: list[dict[str, Any]] = field(default_factory=list)
     hourly: bool = True
 
     def add(self, record: Mapping[str, Any]) -> None:
@@ -308,6 +310,8 @@ class Report:
             self.monitored += 1
             self.by_would_action[would] += 1
         rtime = record.get("time")
+        if component == "policy":
+            self._policy_change(record)
         if isinstance(rtime, str) and len(rtime) >= 13:
             counts = self.timeline.setdefault(_bucket(rtime, self.hourly), Counter())
             counts[action] += 1
@@ -398,8 +402,37 @@ class Report:
                 ],
             },
             "decisions_total": self.decisions_total,
+            "policy_changes": sorted(self.policy_changes, key=lambda c: c["time"], reverse=True)[
+                :MAX_DECISIONS
+            ],
             "decisions": [d.to_json() for d in self.newest_decisions()],
         }
+
+    def _policy_change(self, record: Mapping[str, Any]) -> None:
+        obj = record.get("object")
+        obj = obj if isinstance(obj, Mapping) else {}
+        subject = record.get("subject")
+        user = subject.get("user") if isinstance(subject, Mapping) else None
+        line = obj.get("line")
+        self.policy_changes.append(
+            {
+                "id": _str(record.get("id")),
+                "time": _str(record.get("time")),
+                "user": _str(user),
+                "file": _str(obj.get("file")),
+                "line": _int(line),
+                "rule_id": _str(obj.get("rule_id")),
+                "scope": _str(obj.get("scope")),
+                "codes": [c for c in obj.get("codes") or [] if isinstance(c, str)]
+                if isinstance(obj.get("codes"), list)
+                else [],
+                "for_record": obj.get("for_record")
+                if isinstance(obj.get("for_record"), str)
+                else None,
+            }
+        )
+        if len(self.policy_changes) > 2 * MAX_DECISIONS:
+            self.policy_changes = self.policy_changes[-MAX_DECISIONS:]
 
     def newest_decisions(self, limit: int = MAX_DECISIONS) -> list[Decision]:
         """The newest decisions that redacted, asked or stopped (or would have), newest first."""
@@ -519,7 +552,21 @@ def render_text(report: Report) -> str:
         lines.append("  (none)")
     for d in shown:
         lines += ["  " + line for line in _decision_lines(d)]
+    lines += ["", *_table("Policy changes (domestique allow):", *_policy_change_rows(report))]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _policy_change_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    rows = [
+        [
+            c["time"],
+            c["user"],
+            f"{c['rule_id']} ({c['scope']}: {', '.join(c['codes'])})",
+            f"{c['file']}:{c['line']}",
+        ]
+        for c in sorted(report.policy_changes, key=lambda c: c["time"], reverse=True)
+    ]
+    return ["time", "user", "rule", "where"], rows
 
 
 TEXT_DECISIONS = 20
@@ -664,6 +711,7 @@ def render_html(report: Report) -> str:
             ],
         ),
     ]
+    parts.append(table("Policy changes (domestique allow)", *_policy_change_rows(report)))
     if report.monitored:
         parts.insert(0, f"<p><strong>{esc(_monitor_line(report))}</strong></p>")
     window = f"since {report.since}" if report.since else "all records"
