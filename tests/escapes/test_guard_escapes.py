@@ -328,10 +328,17 @@ def test_repo_fsmonitor_is_judged(policy: EffectivePolicy, repo: Path) -> None:
     assert stopped("git status", policy, repo)
 
 
-@pytest.mark.xfail(strict=True, reason="open: code built at run time is not evaluated")
 def test_runtime_built_interpreter_code_is_judged(policy: EffectivePolicy) -> None:
-    """String concatenation hides the command from the literal extraction."""
+    """Python values computed from known parts are followed (stdlib ``ast``)."""
     assert stopped("python3 -c \"import os; os.system('r'+'m -rf ~')\"", policy)
+    assert stopped("python3 -c \"import shutil,os; shutil.rmtree(os.path.expanduser('~'))\"",
+                   policy)  # fmt: skip
+
+
+@pytest.mark.xfail(strict=True, reason="open: names built at run time are not resolved")
+def test_runtime_built_function_name_is_judged(policy: EffectivePolicy) -> None:
+    """A function looked up by a computed name (``getattr(os, 'sys'+'tem')``) is not followed."""
+    assert stopped("python3 -c \"import os; getattr(os, 'sys'+'tem')('rm -rf ~')\"", policy)
 
 
 @pytest.mark.xfail(strict=True, reason="open: PATH changes in one call redirect later calls")
