@@ -109,7 +109,8 @@ _HOME_EXPR = re.compile(
     r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
     r"\bos\.UserHomeDir\(\)"
 )
-_CONCAT = re.compile(r"\"([^\"\\\n]*)\"\s*[+.]\s*(['\"])((?:(?!\2)[^\\\n])*)\2")
+_CONST = re.compile(r"(?:\b(?:const|let|var|my|local)\s+)(\$?\w+)\s*=\s*\"([^\"\\\n]*)\"\s*;")
+_CONCAT = re.compile(r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*[+.]\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3")
 # The whole environment used as data (not one variable, not `env: process.env` for a child).
 _ENV_WHOLE = re.compile(
     r"(?<!env:)(?<!env: )(?<!\.\.\.)\bprocess\.env\b(?!\s*[.\[])|%ENV\b|"
@@ -130,7 +131,12 @@ def normalize_code(code: str) -> str:
         return code
     out = _HOME_EXPR.sub('"~"', code)
     for _ in range(4):
-        folded = _CONCAT.sub(lambda m: '"' + m.group(1) + m.group(3) + '"', out)
+        folded = _CONCAT.sub(lambda m: '"' + m.group(2) + m.group(4) + '"', out)
+        for m in _CONST.finditer(folded):
+            # const h = "~"; rmSync(h) -> rmSync("~"): a name bound once to a literal
+            name = re.escape(m.group(1))
+            use = re.compile(r"(?<=[(,\[\s+.])" + name + r"(?=\s*[,)\]+.;])")
+            folded = folded[: m.end()] + use.sub('"' + m.group(2) + '"', folded[m.end() :])
         if folded == out:
             break
         out = folded
@@ -185,7 +191,8 @@ def analyze(code: str, lang: str) -> CodeFacts:
         if re.search(r"exec[lv]p?e?\b|spawn[lv]p?e?\b", name) and len(strings) > 1:
             # os.execl(path, argv0, args...): argv0 is a name, not an argument.
             strings = [strings[0], *strings[2:]]
-        if "[" in m.group(1) or re.search(r"exec[lv]|spawn[lv]", name):
+        # a list, or several strings (perl/ruby system("rm", "-rf", x)): an argument vector
+        if "[" in m.group(1) or len(strings) > 1 or re.search(r"exec[lv]|spawn[lv]", name):
             facts.shell.append(" ".join(_quote(s) for s in strings))
         else:
             facts.shell.append(strings[0])

@@ -211,6 +211,9 @@ SENSITIVE_FILES = re.compile(
     r"(?:^|/)(?:\.env(?:\.[\w.-]+)?(?<!\.example)(?<!\.sample)(?<!\.template)$|etc/passwd$|"
     # a credential folder as a whole (tar, scp -r, rsync): listing it is ordinary, sending it is not
     r"(?:\.ssh|\.aws|\.kube|\.docker|\.azure|\.config/gcloud|\.password-store)/?$|"
+    # a browser's profile folder holds its cookies and saved passwords
+    r"(?:google-chrome(?:-beta|-unstable)?|chromium|BraveSoftware/Brave-Browser|Google/Chrome|"
+    r"Microsoft Edge|microsoft-edge|Vivaldi|\.mozilla/firefox|Firefox/Profiles)(?:/[^/]+)?/?$|"
     r"\.(?:bash|zsh|sh)_history$|\.history$|[^/]*\.(?:pem|key|p12|pfx|keystore|jks)$|"
     r"id_[a-z0-9]+$)"
 )

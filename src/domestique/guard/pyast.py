@@ -244,6 +244,44 @@ class _Reader(ast.NodeVisitor):
         return None
 
     # ------------------------------------------------------------------ statements
+    def _loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
+        """``for f in os.listdir(home)``: ``f`` stands for every entry (``*``)."""
+        if not isinstance(target, ast.Name):
+            return
+        item: str | None = None
+        if isinstance(iterable, ast.Call):
+            name = self.dotted(iterable.func)
+            arg = iterable.args[0] if iterable.args else None
+            if name in ("os.listdir", "os.scandir", "listdir", "scandir"):
+                item = "*"  # names only: joined with the folder by the code
+            elif name in ("glob.glob", "glob.iglob", "glob") and arg is not None:
+                item = self.value(arg)
+            elif isinstance(iterable.func, ast.Attribute) and iterable.func.attr in (
+                "iterdir", "glob", "rglob",
+            ):  # fmt: skip
+                folder = self.value(iterable.func.value)
+                item = posixpath.join(folder, "*") if folder is not None else None
+        if item is not None:
+            self.values[target.id] = item
+        else:
+            self.values.pop(target.id, None)
+
+    def visit_For(self, node: ast.For) -> None:
+        self._loop_target(node.target, node.iter)
+        self.generic_visit(node)
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._loop_target(node.target, node.iter)
+        self.generic_visit(node)
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        for gen in node.generators:  # the loop variables first, then the element that uses them
+            self.visit(gen)
+        self.visit(node.elt)
+
+    visit_SetComp = visit_ListComp  # type: ignore[assignment]
+    visit_GeneratorExp = visit_ListComp  # type: ignore[assignment]
+
     def visit_Assign(self, node: ast.Assign) -> None:
         self.generic_visit(node)
         v = self.value(node.value)

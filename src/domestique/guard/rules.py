@@ -221,6 +221,13 @@ def _saved_paths(inv: Invocation) -> list[str]:
         for a in inv.args
     )
     default_named = inv.name in ("wget", "wget2", "aria2c", "axel")
+    if inv.name == "aria2c":  # -d DIR: the folder the files go to
+        folder = [inv.args[i + 1] for i, a in enumerate(inv.args[:-1]) if a in ("-d", "--dir")]
+        if folder:
+            names = [p for p in out if "/" not in p] or [
+                posixpath.basename(u.split("?", 1)[0]) for u in urls
+            ]
+            out += [posixpath.join(folder[-1], p) for p in names]
     named = ("-O", "-qO-", "-O-", "-o") if inv.name in ("aria2c", "axel") else ("-O", "-qO-", "-O-")
     if (default_named and not any(a in named for a in inv.args)) or (curl_remote_name):
         out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
@@ -816,6 +823,12 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         and SECURITY_UNITS.search(" ".join(args))
     ):
         yield Hit("cmd.security_disable", "launchctl stops a security agent", sp, judged)
+    if (
+        n in ("systemctl", "service", "launchctl", "rc-service", "sv")
+        and "domestique" in " ".join(args).lower()
+        and {"stop", "disable", "mask", "kill", "unload", "bootout", "remove"} & a
+    ):
+        yield Hit("cmd.guard_tamper", f"{n} stops Domestique", sp, judged)
     if n in ("systemctl", "service", "rc-service", "update-rc.d", "chkconfig", "sv", "rc-update"):
         units = " ".join(x for x in args if not x.startswith("-"))
         stopping = {"stop", "disable", "mask", "kill", "off", "del", "remove"} & a
@@ -939,10 +952,11 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if n in ("export", "declare", "typeset", "local", "readonly"):
         nameref = any(x.startswith("-") and "n" in x for x in args)
         for x in args:
-            name, _, value = x.partition("=")
+            name, eq, value = x.partition("=")
             if nameref and value in _CONTROL_VARIABLES:
                 yield Hit("cmd.guard_tamper", f"{name} is made a reference to {value}", sp, judged)
-            yield from _assignment_hit(name, value, sp, judged)
+            if eq:  # `export HTTPS_PROXY` alone exports the value it has: nothing changes
+                yield from _assignment_hit(name, value, sp, judged)
     for k, v in inv.env.items():
         yield from _assignment_hit(k, v, sp, judged, exported=False, program=n)
 
@@ -1885,9 +1899,19 @@ def _inert_project_write(inv: Invocation, ctx: Context, me: int) -> bool:
             or base.startswith(".")
             or classify(t, ctx.cwd) is not Place.PROJECT
             or any(base in w for w in later)
+            or not _DATA_FILE.search(t)
         ):
             return False
     return True
+
+
+# Files that hold text for people or for tests, which no tool runs by itself (package.json,
+# Gemfile, Makefile, makepkg.conf and other manifests do not match).
+_DATA_FILE = re.compile(
+    r"(?i)\.(?:md|markdown|txt|rst|adoc|org|html?|csv|tsv|log|tex|ya?ml)$|"
+    r"(?:^|/)(?:tests?|docs?|spec|__tests__|examples?|fixtures|testdata)/[^/]+\.[a-z]+$|"
+    r"(?:block|deny|allow)[-_]?list[^/]*$"
+)
 
 
 _SED_E_COMMAND = re.compile(r"(?:\d+|\$|/[^/]*/)?e(?:\s.*)?", re.S)
@@ -2118,9 +2142,15 @@ def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
     )) or (n == "gh" and args[:2] == ["repo", "clone"]):  # fmt: skip
         positional = [a for a in args[1:] if not a.startswith("-") and a not in ("clone",)]
         if n == "git":
-            positional = [
-                w.text for w in _git_split(inv.words)[1][1:] if not w.text.startswith("-")
-            ]
+            positional = []
+            skip = False
+            for t in [w.text for w in _git_split(inv.words)[1][1:]]:
+                if skip:
+                    skip = False
+                elif t in _CLONE_VALUE_OPTIONS:
+                    skip = True
+                elif not t.startswith("-"):
+                    positional.append(t)
         if not positional:
             return [], []
         if len(positional) >= 2:
@@ -2128,6 +2158,13 @@ def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
         name = posixpath.basename(positional[0].rstrip("/").split(":")[-1])
         return [], [name.removesuffix(".git")]
     return [], []
+
+
+_CLONE_VALUE_OPTIONS = frozenset(
+    {"--depth", "-b", "--branch", "-o", "--origin", "--reference", "-c", "--config",
+     "--template", "-j", "--jobs", "--filter", "--separate-git-dir", "-u", "--upload-pack",
+     "--shallow-since", "--shallow-exclude", "--reference-if-able", "--server-option"}
+)  # fmt: skip
 
 
 def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:

@@ -95,15 +95,29 @@ def _pip(name: str, args: list[str]) -> str | None:
     for v in values:
         if not _DEFAULT_INDEXES.match(v):
             return f"{name} installs from another index ({v[:60]})"
+    skip = False
     for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
         spec = a
-        if a.startswith(("--spec=", "--from=")):
+        if a.startswith(("--spec=", "--from=", "--with=")):
             spec = a.split("=", 1)[1]
-        elif a in ("--spec", "--from") and i + 1 < len(args):
+        elif a in ("--spec", "--from", "--with") and i + 1 < len(args):
             spec = args[i + 1]
+        elif a in _INDEX_OPTIONS or a in _PIP_VALUE_OPTIONS:
+            skip = True  # the option's value was judged above, or is a local path
+            continue
         if _REMOTE_SPEC.match(spec):
             return f"{name} installs {spec[:60]} from a URL or repository"
     return None
+
+
+_PIP_VALUE_OPTIONS = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "--prefix", "--root",
+     "--cache-dir", "--python", "-p", "--src", "--log", "--cert", "--client-cert", "--proxy",
+     "--platform", "--python-version", "--implementation", "--abi", "--progress-bar"}
+)  # fmt: skip
 
 
 def _node(name: str, args: list[str]) -> str | None:

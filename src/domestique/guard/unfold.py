@@ -1299,7 +1299,7 @@ class Unfolder:
                 return
             if low in ("-file", "-f") or not low.startswith("-"):
                 return  # a script file: judged as the project's code (see known escapes)
-            i += 2 if low in _PWSH_OPT_WITH_ARG else 1
+            i += 2 if _pwsh_takes_value(low) else 1
         if not self._stdin_code(inv, ctx, "powershell", text_subs):
             self.hits.append(Hit("cmd.interactive_shell", f"{inv.name} starts a shell", inv.span))
 
@@ -1550,6 +1550,13 @@ class Unfolder:
                 items += [Word(w.text, w.literal, w.span) for w in texts]
             elif f.name == "pwd":
                 items.append(Word(".", True, f.span))
+            elif f.name == "ls" and any(a.startswith("-") and "d" in a for a in f.args):
+                items += [Word(w.text, w.literal, w.span) for w in f.words[1:]
+                          if not w.text.startswith("-")]  # fmt: skip
+            elif f.name == "find":
+                items += _find_prints(f)
+            elif f.name == "cat" and f.stdin_text is not None and len(f.words) == 1:
+                items += [Word(t, "$" not in t, f.span) for t in f.stdin_text.split()]
         if not items:
             return runs
         replace_str = ""
@@ -1735,11 +1742,20 @@ _GIT_CODE_KEY = re.compile(
 )
 _STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn"})
 _PWSH_COMMAND = frozenset({"-c", "-co", "-com", "-comm", "-comma", "-comman", "-command", "/c"})
-_PWSH_OPT_WITH_ARG = frozenset(
-    {"-executionpolicy", "-ex", "-ep", "-workingdirectory", "-wd", "-outputformat", "-of",
-     "-inputformat", "-if", "-windowstyle", "-w", "-configurationname", "-settingsfile",
-     "-custompipename", "-version", "-v"}
+_PWSH_OPT_WITH_ARG = (
+    "executionpolicy", "workingdirectory", "outputformat", "inputformat", "windowstyle",
+    "configurationname", "settingsfile", "custompipename", "version",
 )  # fmt: skip
+
+
+def _pwsh_takes_value(flag: str) -> bool:
+    """PowerShell accepts any unambiguous prefix of a parameter (``-Exec Bypass``, ``-W h``)."""
+    name = flag.lstrip("-/")
+    return name in ("ep", "ex", "wd", "of", "if", "w", "v") or (
+        len(name) >= 2 and any(full.startswith(name) for full in _PWSH_OPT_WITH_ARG)
+    )
+
+
 _HOME_VALUE = re.compile(r"^(?:\$HOME|\$\{HOME\})(?:/[\w.@+-]*)*/?$")
 _GLOB_NAME = re.compile(r"[*?]|\[.*\]")
 _OPENS_CODE = (
@@ -1819,6 +1835,25 @@ def _tail_after_session_opts(name: str, rest: list[Word]) -> str | None:
             break
     tail = words[i:]
     return " ".join(_quote_text(t) for t in tail) if tail else None
+
+
+_FIND_UNFILTERED = frozenset(
+    {"-maxdepth", "-mindepth", "-print", "-print0", "-L", "-H", "-P", "-xdev", "-mount", "-depth"}
+)
+
+
+def _find_prints(f: Invocation) -> list[Word]:
+    """The path an unfiltered ``find X`` prints first: X itself (X/* with ``-mindepth`` > 0)."""
+    args = [w.text for w in f.words[1:]]
+    if not args or args[0].startswith("-"):
+        return []
+    opts = [a for a in args if a.startswith("-")]
+    if any(o not in _FIND_UNFILTERED for o in opts):
+        return []  # tests (-name, -type, …) print a subset: not the folder itself
+    root = f.words[1]
+    depth = args[args.index("-mindepth") + 1] if "-mindepth" in args[:-1] else "0"
+    text = root.text.rstrip("/") + "/*" if depth != "0" else root.text
+    return [Word(text, root.literal, root.span)]
 
 
 def _merge_python(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
