@@ -778,7 +778,12 @@ class Unfolder:
             if head.subs:
                 inv.exec_data = (*inv.exec_data, *head.subs)
             return
-        if _GLOB_NAME.search(head.text) and head.text not in ("[", "[["):
+        text = head.text
+        if (
+            ("*" in text or "?" in text or "[" in text)
+            and _GLOB_NAME.search(text)
+            and (text not in ("[", "[["))
+        ):
             # /???/r? names whatever the file system matches: the program cannot be read
             self.hits.append(
                 Hit("cmd.opaque_command", "the command name is a glob: " + head.text[:60],
@@ -1539,10 +1544,11 @@ class Unfolder:
         items: list[Word] = []
         if inv.stdin_text is not None:
             items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
-        for i in inv.upstream:
-            f = self.invs[i] if 0 <= i < len(self.invs) else None
-            if f is None:
-                continue
+        up = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+        # the stage right before xargs (`find . | grep -v x | xargs rm`: grep's output, not find's)
+        direct = [i for i in up if not any(i in self.invs[j].upstream for j in up)]
+        for i in direct:
+            f = self.invs[i]
             if f.name in ("echo", "printf"):
                 texts = [w for w in f.words[1:] if not (w.text.startswith("-") and w.literal)]
                 if f.name == "printf" and texts:
