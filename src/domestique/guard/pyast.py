@@ -101,7 +101,8 @@ def analyze_python(code: str) -> PyFacts | None:
     return reader.facts
 
 
-def _quote(s: str) -> str:
+def quote_word(s: str) -> str:
+    """``s`` as one shell word (quoted unless it is plainly safe)."""
     if s and all(c.isalnum() or c in "-_./=:,@%+~" for c in s):
         return s
     return "'" + s.replace("'", "'\\''") + "'"
@@ -339,12 +340,12 @@ class _Reader(ast.NodeVisitor):
         elif name in _EXEC_V and len(args) >= 2:
             argv = self.strings(args[1])
             if argv:
-                facts.commands.append(" ".join(_quote(a) for a in argv))
+                facts.commands.append(" ".join(quote_word(a) for a in argv))
         elif name in _EXEC_L and len(args) >= 2:
             parts = [self.value(a) for a in args[1:]]
             known = [p for p in parts if p is not None]
             if known and len(known) == len(parts):
-                facts.commands.append(" ".join(_quote(a) for a in known))
+                facts.commands.append(" ".join(quote_word(a) for a in known))
         elif name in ("open", "io.open", "os.open", "codecs.open") and args:
             self._open(node)
         elif name in _MOVES and len(args) >= 2:
@@ -371,17 +372,17 @@ class _Reader(ast.NodeVisitor):
         if name.endswith("create_subprocess_exec"):
             parts = [self.value(a) for a in node.args]
             if all(p is not None for p in parts):
-                self.facts.commands.append(" ".join(_quote(p) for p in parts if p is not None))
+                self.facts.commands.append(" ".join(quote_word(p) for p in parts if p is not None))
             return
         argv = self.strings(first)
         if argv is not None:
             self.facts.commands.append(
-                " ".join(argv) if shell else " ".join(_quote(a) for a in argv)
+                " ".join(argv) if shell else " ".join(quote_word(a) for a in argv)
             )
             return
         text = self.value(first)
         if text is not None:
-            self.facts.commands.append(text if shell else _quote(text))
+            self.facts.commands.append(text if shell else quote_word(text))
 
     def _open(self, node: ast.Call) -> None:
         path = self.value(node.args[0])

@@ -970,6 +970,10 @@ _CONTROL_VARIABLES = frozenset(
      "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
      "all_proxy", "no_proxy"}
 )  # fmt: skip
+_PROXY_VARIABLES = frozenset(
+    {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
+     "all_proxy", "no_proxy"}
+)  # fmt: skip
 # Agent command-line tools: a control variable set for one of them routes its model traffic.
 _AGENT_PROGRAMS = frozenset(
     {"claude", "codex", "gemini", "aider", "cursor-agent", "copilot", "cline", "windsurf",
@@ -1004,7 +1008,10 @@ def _assignment_hit(
     elif name == "HISTCONTROL" and any(v in value for v in ("ignorespace", "ignoreboth")):
         yield Hit("cmd.history_wipe", "HISTCONTROL hides commands from history", span, judged)
     elif name in _CONTROL_VARIABLES and (
-        exported or name == "DOMESTIQUE_HOME" or program in _AGENT_PROGRAMS or program in SHELLS
+        exported
+        or name not in _PROXY_VARIABLES  # a model endpoint only matters to a model client
+        or program in _AGENT_PROGRAMS
+        or program in SHELLS
     ):
         yield Hit("cmd.guard_tamper", f"{name} changed: model traffic or the guard's state moves",
                   span, judged)  # fmt: skip

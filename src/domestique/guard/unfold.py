@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from domestique.guard import interp, pwsh, pyast
+from domestique.guard import interp, jsast, pwsh, pyast
 from domestique.guard.model import Hit, Invocation, Redirect, Span, Word, program_name
 from domestique.guard.words import (
     decode_ansi_c,
@@ -1340,11 +1340,16 @@ class Unfolder:
         reads: list[str] = []
         if lang == "powershell":
             self._powershell_code(code, inv, ctx, where)
-        if lang == "python":
-            py = pyast.analyze_python(code)
-            if py is not None:
-                _merge_python(facts, py)
-                reads = py.reads
+        parsed = (
+            pyast.analyze_python(code)
+            if lang == "python"
+            else jsast.analyze_js(code)
+            if lang == "node"
+            else None
+        )
+        if parsed is not None:
+            _merge_parsed(facts, parsed)
+            reads = parsed.reads
         for shell in facts.shell:
             self.nested(shell, ctx._replace(upstream=()), where, via)
         for path in facts.delete_trees:
@@ -1862,8 +1867,9 @@ def _find_prints(f: Invocation) -> list[Word]:
     return [Word(text, root.literal, root.span)]
 
 
-def _merge_python(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
-    """Add what the ``ast`` reading found to the text-pattern facts (never removes any)."""
+def _merge_parsed(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
+    """Add what a parser's reading (Python ``ast``, tree-sitter JavaScript) found to the
+    text-pattern facts (never removes any)."""
     facts.shell += [c for c in py.commands if c not in facts.shell]
     facts.delete_trees += [p for p in py.delete_trees if p not in facts.delete_trees]
     facts.delete_files += [p for p in py.delete_files if p not in facts.delete_files]
