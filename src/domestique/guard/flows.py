@@ -229,13 +229,21 @@ def hosts_of(words: list[str]) -> list[str]:
     """Hosts named by URL-like words (``https://h/x``, ``user@h:path``); '' for unreadable."""
     out: list[str] = []
     for w in words:
-        if "://" in w or ("@" in w and ":" in w and not w.startswith("-")):
+        if "://" in w and " " in w.strip():
+            # code or text holding URLs (python -c "…requests.get('https://h/x')…")
+            out += [m.group(1).lower() for m in _URL_IN_TEXT.finditer(w)]
+        elif "://" in w or ("@" in w and ":" in w and not w.startswith("-")):
             m = _HOST.match(w)
             host = m.group(1).lower() if m else ""
             if "$" in w.split("://", 1)[-1].split("/", 1)[0]:
                 host = ""
             out.append(host)
     return out
+
+
+_URL_IN_TEXT = re.compile(
+    r"(?i)\b(?:https?|wss?|ftp)://(?:[^@/\s'\"]*@)?(\[[0-9a-f:]+\]|[a-z0-9.-]+)"
+)
 
 
 def host_is_provider(host: str, provider: str) -> bool:

@@ -35,7 +35,7 @@ SYSTEM_TOP = frozenset(
 TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/private/var/tmp/", "/dev/shm/")  # noqa: S108
 _GLOB = re.compile(r"[*?\[]")
 _SLASHES = re.compile(r"/{2,}")
-_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME(?::?[?-][^}]*)?\}|~)(?=/|$)")
 _TMP_VAR = re.compile(r"^(?:\$TMPDIR|\$\{TMPDIR\}|\$TMP|\$\{TMP\}|\$TEMP)(?=/|$)")
 _PWD_VAR = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?=/|$)")
 

@@ -30,7 +30,7 @@ from domestique.guard.paths import (
     guard_paths,
     normalize,
 )
-from domestique.guard.unfold import INTERPRETERS, SHELLS, WRAPPERS, Unfolded
+from domestique.guard.unfold import ENV_CLEARED, INTERPRETERS, SHELLS, WRAPPERS, Unfolded
 
 DOWNLOADERS = frozenset(
     {
@@ -216,6 +216,15 @@ def _saved_paths(inv: Invocation) -> list[str]:
             out.append(t.split("=", 1)[1])
         elif t.startswith("-o") and len(t) > 2 and inv.name == "curl":
             out.append(t[2:])
+        elif (
+            inv.name == "curl"
+            and t.startswith("-")
+            and not t.startswith("--")
+            and t.endswith("o")
+            and nxt
+            and nxt != "-"
+        ):
+            out.append(nxt)  # -Lo FILE, -sSLo FILE
     curl_remote_name = inv.name == "curl" and any(
         a == "--remote-name" or (a.startswith("-") and not a.startswith("--") and "O" in a)
         for a in inv.args
@@ -949,8 +958,12 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.guard_tamper", f"domestique {args[0]} changes the hooks", sp, judged)
     if n in ("pip", "pip3", "pipx", "uv") and "uninstall" in a and "domestique" in a:
         yield Hit("cmd.guard_tamper", "uninstalls Domestique", sp, judged)
+    if n == "export" and "-n" in a and not _CONTROL_VARIABLES.isdisjoint(a):
+        yield Hit("cmd.guard_tamper", "a control variable is no longer exported", sp, judged)
+    if ENV_CLEARED in inv.env and (n in _AGENT_PROGRAMS or n in SHELLS):
+        yield Hit("cmd.guard_tamper", f"{n} starts with an emptied environment", sp, judged)
     if n in ("export", "declare", "typeset", "local", "readonly"):
-        nameref = any(x.startswith("-") and "n" in x for x in args)
+        nameref = n != "export" and any(x.startswith("-") and "n" in x for x in args)
         for x in args:
             name, eq, value = x.partition("=")
             if nameref and value in _CONTROL_VARIABLES:
@@ -958,7 +971,8 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             if eq:  # `export HTTPS_PROXY` alone exports the value it has: nothing changes
                 yield from _assignment_hit(name, value, sp, judged)
     for k, v in inv.env.items():
-        yield from _assignment_hit(k, v, sp, judged, exported=False, program=n)
+        if k != ENV_CLEARED:
+            yield from _assignment_hit(k, v, sp, judged, exported=False, program=n)
 
 
 # Variables that point agents at the firewall (or hold the guard's state): changing or unsetting

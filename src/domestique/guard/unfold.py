@@ -447,6 +447,10 @@ class Unfolder:
                 # `sh 0<&2`: bash reads 0 as the redirect's descriptor (tree-sitter-bash does not)
                 redirects[0] = replace(redirects[0], fd=self._t.source(last))
                 self._drop_last = True
+        if body is None and redirects:
+            # `> ~/.bash_history` alone truncates the file: judged as `:` with that redirect
+            span = self._span(node, ctx)
+            self._add(Invocation([Word(":", True, span)], span, redirects=redirects), ctx)
         if body is not None:
             if body.type == "command":
                 self._command(node=body, ctx=ctx, extra=redirects, stdin=(stdin_text, text_subs))
@@ -908,6 +912,8 @@ class Unfolder:
                 if opt == "--":
                     i += 1
                     break
+                if opt in ("-i", "--ignore-environment", "-"):
+                    inv.env[ENV_CLEARED] = ""  # every variable unset for the command
                 if opt in ("-u", "--unset") and i + 1 < len(rest):
                     inv.env[rest[i + 1].text] = ""  # unset for the command: judged as emptied
                 elif opt.startswith("--unset="):
@@ -1546,6 +1552,15 @@ class Unfolder:
         """
         if not runs:
             return runs
+        replace_str = ""
+        for k, w in enumerate(opts):
+            if w.text == "-I" and k + 1 < len(opts):
+                replace_str = opts[k + 1].text
+            elif w.text.startswith("-I") and len(w.text) > 2:
+                replace_str = w.text[2:]
+            elif w.text == "-i" or w.text.startswith("--replace"):
+                replace_str = w.text.partition("=")[2] or "{}"
+        replace = bool(replace_str)
         items: list[Word] = []
         if inv.stdin_text is not None:
             items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
@@ -1561,6 +1576,12 @@ class Unfolder:
                 items += [Word(w.text, w.literal, w.span) for w in texts]
             elif f.name == "pwd":
                 items.append(Word(".", True, f.span))
+            elif (
+                f.name == "ls"
+                and replace
+                and not any(a.startswith("-") and "d" in a for a in f.args)
+            ):
+                items.append(Word("*", True, f.span))  # the names in the listed folder
             elif f.name == "ls" and any(a.startswith("-") and "d" in a for a in f.args):
                 items += [Word(w.text, w.literal, w.span) for w in f.words[1:]
                           if not w.text.startswith("-")]  # fmt: skip
@@ -1570,14 +1591,6 @@ class Unfolder:
                 items += [Word(t, "$" not in t, f.span) for t in f.stdin_text.split()]
         if not items:
             return runs
-        replace_str = ""
-        for k, w in enumerate(opts):
-            if w.text == "-I" and k + 1 < len(opts):
-                replace_str = opts[k + 1].text
-            elif w.text.startswith("-I") and len(w.text) > 2:
-                replace_str = w.text[2:]
-            elif w.text == "-i" or w.text.startswith("--replace"):
-                replace_str = w.text.partition("=")[2] or "{}"
         if replace_str:
             item = items[0]
             return [
@@ -1752,6 +1765,8 @@ _GIT_CODE_KEY = re.compile(
     r"merge\.[^.]+\.driver|uploadpack\.packobjectshook)$"
 )
 _STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn"})
+# The key ``env -i`` leaves in ``Invocation.env``: the command starts with no variables at all.
+ENV_CLEARED = "\0cleared"
 _PWSH_COMMAND = frozenset({"-c", "-co", "-com", "-comm", "-comma", "-comman", "-command", "/c"})
 _PWSH_OPT_WITH_ARG = (
     "executionpolicy", "workingdirectory", "outputformat", "inputformat", "windowstyle",
