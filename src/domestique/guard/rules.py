@@ -960,7 +960,7 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.guard_tamper", "uninstalls Domestique", sp, judged)
     if n == "export" and "-n" in a and not _CONTROL_VARIABLES.isdisjoint(a):
         yield Hit("cmd.guard_tamper", "a control variable is no longer exported", sp, judged)
-    if ENV_CLEARED in inv.env and (n in _AGENT_PROGRAMS or n in SHELLS):
+    if ENV_CLEARED in inv.env and n in _AGENT_PROGRAMS:
         yield Hit("cmd.guard_tamper", f"{n} starts with an emptied environment", sp, judged)
     if n in ("export", "declare", "typeset", "local", "readonly"):
         nameref = n != "export" and any(x.startswith("-") and "n" in x for x in args)
