@@ -1,8 +1,11 @@
 """The guard's rules: unfolded invocations -> hits with reason codes.
 
 Each rule is a small function over one invocation (or the whole command line, for rules that
-combine parts: exfiltration, saved-then-executed downloads). The examples each rule must allow and
-deny live in ``RULE_EXAMPLES`` and the test suite runs every one of them.
+combine parts: exfiltration, credential flows, saved-then-executed downloads). The examples each
+reason code must fire on and stay quiet on live in ``domestique.guard.examples`` and the test
+suite runs every one of them. Vocabularies the rules share with other modules live beside them:
+credential printers and provider hosts in ``flows``, package sources in ``supply``, PowerShell in
+``pwsh``, interpreter code in ``interp``, ``pyast`` and ``jsast``.
 """
 
 from __future__ import annotations
