@@ -382,8 +382,13 @@ def _rule_find(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if not deleting:
         return
     roots = [w for w in inv.words[1:] if not w.text.startswith(("-", "(", "!"))][:1]
+    base = _cd_before(inv, ctx) if ctx.invs[0] is not inv else None
     for r in roots or [Word(".", True, inv.span)]:
         place = classify(r.text, ctx.cwd)
+        if base is not None and place in (Place.PROJECT_ROOT, Place.PROJECT):
+            # `cd ~ && find . -delete`: under the folder the line went to
+            moved = classify(posixpath.normpath(posixpath.join(normalize(base), r.text)), ctx.cwd)
+            place = moved if moved is not Place.VARIABLE else place
         if r.text.rstrip("/") in _TEMP_TOPS:
             continue  # old files under /tmp: the scratch space `rm -rf /tmp/*` may clear too
         if place is Place.ROOT:
@@ -740,6 +745,34 @@ def _path_marks(path: str, guard_re: re.Pattern[str]) -> tuple[bool, bool, bool,
 
 _WIPERS = frozenset({"rm", "unlink", "shred", "truncate", "srm", "wipe", "mv"})
 _CREATES = frozenset({"touch", "mkdir"})  # look-only for reads, but they create files
+
+
+def _rule_move_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``mv ~ /tmp/x``: home or a system root moved away is gone from where it was."""
+    words = inv.words[1:]
+    target_given = False
+    sources: list[Word] = []
+    skip = False
+    for i, w in enumerate(words):
+        t = w.text
+        if skip:
+            skip = False
+        elif t in ("-t", "--target-directory", "-S", "--suffix"):
+            target_given = target_given or t in ("-t", "--target-directory")
+            skip = True
+        elif t.startswith("--target-directory="):
+            target_given = True
+        elif not t.startswith("-") or t == "-":
+            sources.append(w)
+        elif t == "--":
+            sources += words[i + 1 :]
+            break
+    if not target_given:
+        sources = sources[:-1]
+    for w in sources:
+        if classify(w.text, ctx.cwd) is Place.ROOT and w.text.rstrip("/*") not in ("", "."):
+            yield Hit("cmd.destructive.rm_root", f"mv moves {w.text} away", w.span, inv.render())
+            return
 
 
 def _rule_chown_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
@@ -1642,11 +1675,19 @@ def _cd_before(inv: Invocation, ctx: Context) -> str | None:
     """The folder of the last literal ``cd`` earlier in the line (None: the working folder)."""
     me = _position(ctx, inv)
     for c in reversed(ctx.invs[:me]):
-        if c.name == "cd" and not c.args:
+        if c.name in ("cd", "pushd") and not c.args:
             return "~"  # cd alone goes home
-        if c.name == "cd" and (c.words[1].literal or c.args[0].startswith(("$HOME", "${HOME}"))):
+        if c.name in ("cd", "pushd") and (
+            c.words[1].literal
+            or c.args[0].startswith(("$HOME", "${HOME}"))
+            or _USER_HOME.match(c.args[0])
+        ):
             return c.args[0] if c.args[0] != "-" else None
     return None
+
+
+# /home/$USER, /Users/${LOGNAME}: one's own home folder named through a variable
+_USER_HOME = re.compile(r"^/(?:home|Users)/\$\{?(?:USER|LOGNAME|USERNAME)\}?/?$")
 
 
 _PASSWORD_TOOLS = frozenset(
@@ -2736,6 +2777,7 @@ PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_evasion, lambda inv, n: n in _EVASION_NAMES and len(inv.words) > 1),
     (_rule_supply, lambda inv, n: (n in supply.NAMES or n in _PYTHON_NAMES) and len(inv.words) > 1),
     (_rule_controls, lambda inv, n: n in _TAMPER_NAMES and len(inv.words) > 1),
+    (_rule_move_root, lambda inv, n: n == "mv" and len(inv.words) > 2),
 )
 
 
