@@ -2408,6 +2408,16 @@ def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
                 return
 
 
+def _dumps_environment(inv: Invocation) -> bool:
+    """``env``, ``printenv``, ``set``, ``export -p``, ``declare -x``: every variable printed."""
+    n, args = inv.name, inv.args
+    if n in ("env", "printenv", "set", "export"):
+        return not args or args in (["-p"], ["-0"])
+    if n in ("declare", "typeset"):
+        return bool(args) and all(a.startswith("-") and set(a[1:]) <= set("xpg") for a in args)
+    return False
+
+
 _SENSITIVE_PIECES = re.compile(r"[=@,:\s<]")
 
 
@@ -2451,7 +2461,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
                                 f.render() + " -> " + inv.render(),
                             )
                             return
-                if f is not inv and f.name in ("env", "printenv", "set", "export") and not f.args:
+                if f is not inv and (_dumps_environment(f) or f.code_dumps_env):
                     yield Hit(
                         "cmd.exfiltration",
                         "sends the environment to the network",
@@ -2466,6 +2476,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
 
 
 _PYTHON_NAMES = frozenset(n for n, lang in INTERPRETERS.items() if lang == "python")
+_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | {"twine"}
 
 
 def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
@@ -2485,6 +2496,10 @@ def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     why = supply.untrusted_install(n, args)
     if why:
         yield Hit("cmd.untrusted_install", why, inv.span, judged)
+    where = supply.foreign_publish(n, args)
+    if where:
+        yield Hit("cmd.file_transfer", f"{n} publishes the project to {where[:60]}", inv.span,
+                  judged)  # fmt: skip
     if n in ("npm", "pnpm", "yarn"):
         verbs = [a for a in args if not a.startswith("-")]
         if (verbs[:3] == ["config", "set", "strict-ssl"] and verbs[3:4] in (["false"], ["0"])) or (
@@ -2614,6 +2629,7 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         if raw:
             yield Hit("cmd.exfiltration", "writes to a raw network socket (/dev/tcp, /dev/udp)",
                       inv.span, judged)  # fmt: skip
+        raw = raw or _publishes(inv)
         if inv.name == "git" and "push" in inv.args:
             yield from _foreign_push(inv, added_remotes, judged)
         sender = raw or inv.name in _SENDERS or (inv.code_network and inv.name in INTERPRETERS)
@@ -2657,6 +2673,19 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
                           inv.span, judged)  # fmt: skip
             return
+
+
+def _publishes(inv: Invocation) -> bool:
+    """``gh gist create``, ``gh issue create``, ``gh api … -f``: what it is given becomes public
+    (or a third party's), whatever the host: no credential belongs there."""
+    if inv.name != "gh" or not inv.args:
+        return False
+    a = inv.args
+    return (
+        a[:2] in (["gist", "create"], ["gist", "edit"], ["issue", "create"], ["issue", "comment"],
+                  ["pr", "comment"], ["pr", "create"], ["release", "upload"])
+        or a[0] == "api"
+    )  # fmt: skip
 
 
 def _foreign_push(inv: Invocation, added: set[str], judged: str) -> Iterator[Hit]:
@@ -2775,7 +2804,7 @@ PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_memory_and_scripts, lambda inv, n: n in _MEMORY_NAMES or n in _LINE_EDITORS),
     (_rule_file_server, lambda inv, n: n in _FILE_SERVERS and len(inv.words) > 1),
     (_rule_evasion, lambda inv, n: n in _EVASION_NAMES and len(inv.words) > 1),
-    (_rule_supply, lambda inv, n: (n in supply.NAMES or n in _PYTHON_NAMES) and len(inv.words) > 1),
+    (_rule_supply, lambda inv, n: n in _SUPPLY_NAMES and len(inv.words) > 1),
     (_rule_controls, lambda inv, n: n in _TAMPER_NAMES and len(inv.words) > 1),
     (_rule_move_root, lambda inv, n: n == "mv" and len(inv.words) > 2),
 )

@@ -155,6 +155,29 @@ def _node(name: str, args: list[str]) -> str | None:
     return None
 
 
+def foreign_publish(name: str, args: list[str]) -> str | None:
+    """Where ``npm publish --registry X`` / ``twine upload --repository-url X`` sends the
+    project when X is not the default registry; None otherwise."""
+    if not args:
+        return None
+    if name in ("npm", "pnpm", "yarn") and "publish" in args:
+        values = _option_values(args, ("--registry",))
+    elif name == "twine" and args[0] == "upload":
+        values = _option_values(args, ("--repository-url",))
+    elif (name in ("cargo", "gem", "poetry", "uv") and "publish" in args) or args[:1] == ["push"]:
+        values = _option_values(args, ("--index", "--registry", "--host", "--publish-url", "-r"))
+    else:
+        return None
+    foreign = [v for v in values if "://" in v and not _DEFAULT_PUBLISH.match(v)]
+    return foreign[0] if foreign else None
+
+
+_DEFAULT_PUBLISH = re.compile(
+    r"(?i)^https://(?:registry\.npmjs\.org|upload\.pypi\.org|test\.pypi\.org|crates\.io|"
+    r"rubygems\.org)(?:/|$)"
+)
+
+
 def setup_py_install(args: list[str]) -> bool:
     """``python setup.py install`` / ``develop``: the project's own script, run to install."""
     return len(args) >= 2 and args[0].endswith("setup.py") and args[1] in ("install", "develop")

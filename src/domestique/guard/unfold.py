@@ -1374,6 +1374,8 @@ class Unfolder:
             )
         if facts.network:
             inv.code_env = (*inv.code_env, *dict.fromkeys(facts.env_names))
+        if facts.sends_env:
+            inv.code_dumps_env = True  # printed: sending it further is judged where it goes
         if facts.socket and (facts.wires_shell or any(_is_shell(s) for s in facts.shell)):
             code_name = "cmd.bind_shell" if facts.listens else "cmd.reverse_shell"
             self.hits.append(Hit(code_name, f"{lang} code wires a shell to a socket", where, shown))
