@@ -992,6 +992,10 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.privilege.accounts", "dscl changes directory accounts", sp, judged)
     if n in ("domestique",) and args[:1] and args[0] in ("uninstall", "install"):
         yield Hit("cmd.guard_tamper", f"domestique {args[0]} changes the hooks", sp, judged)
+    if n == "domestique" and (args[:1] == ["allow"] or args[:2] == ["policy", "init"]):
+        # an agent loosening the policy it is judged by (domestique allow refuses agents too)
+        yield Hit("cmd.guard_tamper", f"domestique {' '.join(args[:2])} changes the policy", sp,
+                  judged)  # fmt: skip
     if n in ("pip", "pip3", "pipx", "uv") and "uninstall" in a and "domestique" in a:
         yield Hit("cmd.guard_tamper", "uninstalls Domestique", sp, judged)
     if n == "export" and "-n" in a and not _CONTROL_VARIABLES.isdisjoint(a):
