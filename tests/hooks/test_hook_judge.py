@@ -322,3 +322,21 @@ def test_messages_cite_codes_and_say_what_to_do_instead() -> None:
     assert "[cmd.pipe_to_shell, secret.github_token]" in text
     assert "Instead: download the script" in text
     assert "Instead" not in compose_message(Action.ALLOW, [], "command")
+
+
+@pytest.mark.parametrize("name", [".env", ".env.local", "prod.env", ".env.example"])
+@pytest.mark.parametrize("host", ["claude-code", "gemini"])
+def test_an_env_file_gets_one_decision_whichever_tool_reads_it(
+    host: str, name: str, hook_env: dict[str, str], repo: Path
+) -> None:
+    """Issue 16.3: `cat .env` through the shell and the host's Read tool decide alike (one
+    catalogue, domestique.sensitive_paths); an example file is free to read both ways."""
+    path = repo / name
+    path.write_text("LOG_LEVEL=debug\n")
+    by_shell = run_hook(host, shell_payload(host, f"cat {name}", repo), hook_env, repo)
+    by_read = run_hook(host, file_payload(host, str(path), repo, write=False), hook_env, repo)
+    assert decision(host, by_shell) == decision(host, by_read)
+    expected = (
+        "allow" if name.endswith(".example") else ("ask" if host == "claude-code" else "deny")
+    )
+    assert decision(host, by_read) == expected

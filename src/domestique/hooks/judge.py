@@ -53,6 +53,7 @@ from domestique.records import (
     Verdict,
     current_user_and_host,
 )
+from domestique.sensitive_paths import is_credential_path
 
 if TYPE_CHECKING:
     from domestique.detect import Scanner
@@ -94,11 +95,10 @@ HOOK_SETTINGS_GLOBS: tuple[str, ...] = (
     "*/.git/config",
 )
 
-# Files whose whole purpose is to hold credentials. Example/template env files are not secret.
+# Files whose whole purpose is to hold credentials. Environment files (.env, …) and every path
+# the command guard counts as a credential read come from the shared catalogue
+# (domestique.sensitive_paths), so `cat .env` and the Read tool get the same decision.
 CREDENTIAL_NAME_GLOBS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.env",
     ".netrc",
     "_netrc",
     ".pgpass",
@@ -269,6 +269,8 @@ def is_credential_file(path: str, home: Path) -> bool:
         name = os.path.basename(p)
         if any(fnmatch.fnmatchcase(name, g) for g in NOT_CREDENTIAL_NAME_GLOBS):
             continue
+        if is_credential_path(p):
+            return True
         if any(fnmatch.fnmatchcase(name, g) for g in name_globs):
             return True
         if any(fnmatch.fnmatchcase(p, g) for g in path_globs):
