@@ -229,8 +229,32 @@ def test_duplicate_json_keys_cannot_hide_a_secret(home: Path) -> None:
     assert not _leaks(ins)
 
 
-def test_secret_inside_a_signed_thinking_block_is_blocked(home: Path) -> None:
-    """blocked: a thinking block cannot be changed, so a secret in one blocks the request."""
+def test_secret_inside_a_signature_is_blocked(home: Path) -> None:
+    """blocked: a signature cannot be changed, and one that matches a detector is not a
+    signature: the request is refused (proxy.secret_in_signed_part, not loosenable)."""
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "t", "signature": f"c2ln{KEY_ID}"}],
+            }
+        ],
+    }
+    ins = _inspect(home, body)
+    assert ins.blocked
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="open: the model's replayed thinking passes unmodified (recorded)"
+)
+def test_secret_in_a_forged_thinking_block_is_forwarded(home: Path) -> None:
+    """A client that writes a secret into a thinking block of its own reaches the provider:
+    the model's signed output is passed unmodified (proxy.secret_in_model_output, recorded),
+    and the provider only rejects the forged signature after receiving the text. A policy
+    that sets proxy.secret_in_model_output to block closes it at the cost of sessions whose
+    model wrote a finding in its thinking."""
     body = {
         "model": "m",
         "messages": [
@@ -243,8 +267,8 @@ def test_secret_inside_a_signed_thinking_block_is_blocked(home: Path) -> None:
         ],
     }
     ins = _inspect(home, body)
-    assert ins.blocked
-    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+    assert "proxy.secret_in_model_output" in [r.code for r in ins.reasons]
+    assert not _leaks(ins)
 
 
 @pytest.mark.parametrize(

@@ -573,7 +573,7 @@ def test_oversized_body_is_refused(tmp_path: Path, client: httpx.Client) -> None
 def test_customer_record_policy_block_is_explained(
     firewall: tuple[str, Upstream, Path], client: httpx.Client
 ) -> None:
-    """A secret inside a signed thinking block blocks with its own code, in Anthropic's shape."""
+    """A secret in a thinking block's signature blocks with its own code, in Anthropic's shape."""
     url, up, _ = firewall
     up.received.clear()
     body = {
@@ -581,9 +581,7 @@ def test_customer_record_policy_block_is_explained(
         "messages": [
             {
                 "role": "assistant",
-                "content": [
-                    {"type": "thinking", "thinking": f"the key is {C}", "signature": "sig"}
-                ],
+                "content": [{"type": "thinking", "thinking": "hmm", "signature": f"s {C}"}],
             }
         ],
     }
@@ -623,7 +621,7 @@ def test_every_request_is_recorded(
         store.close()
     last = records[-3:]
     assert [r.action.value for r in last] == ["allow", "redact", "block"]
-    assert last[1].object["fields_scanned"] == 3
+    assert last[1].object["fields_scanned"] == 7  # four keys, three values
     assert last[1].object["model"] == "claude-x"
     assert last[1].reasons[0].evidence[0].fingerprint.startswith("hmac-sha256:")
     assert last[2].codes == ("proxy.unknown_route",)

@@ -57,7 +57,8 @@ def test_clean_request_is_allowed_and_reserialised() -> None:
     ins = _inspect(b'{"model": "claude-x",  "messages": [{"role":"user","content":"hi"}]}')
     assert ins.action is Action.ALLOW
     assert ins.body == b'{"model":"claude-x","messages":[{"role":"user","content":"hi"}]}'
-    assert (ins.model, ins.mapping, ins.fields_scanned) == ("claude-x", {}, 3)
+    # Keys are fields too: model, messages, role, content, and their three values.
+    assert (ins.model, ins.mapping, ins.fields_scanned) == ("claude-x", {}, 7)
 
 
 def test_secret_is_redacted_with_mapping_for_restoring() -> None:
@@ -127,8 +128,27 @@ def test_allow_and_record_leaves_the_text_but_reports_it() -> None:
     assert [r.code for r in ins.reasons] == ["secret.canary"]
 
 
-def test_secret_in_signed_thinking_blocks_and_is_not_modified() -> None:
-    """A finding inside a thinking block cannot be redacted: proxy.secret_in_signed_part."""
+def test_secret_in_a_signature_blocks_and_is_not_modified() -> None:
+    """A finding inside a thinking block's signature cannot be redacted, and ciphertext that
+    matches a detector is not ciphertext: proxy.secret_in_signed_part."""
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "t", "signature": CANARY}],
+            }
+        ],
+    }
+    ins = _inspect(body)
+    assert ins.blocked
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+
+
+@pytest.mark.parametrize("action", [Action.ALLOW, Action.BLOCK])
+def test_finding_in_the_models_own_thinking_follows_its_policy(action: Action) -> None:
+    """The model's replayed thinking is never modified; a finding there is recorded as
+    proxy.secret_in_model_output, which passes by default and can be made to block."""
     body = {
         "model": "m",
         "messages": [
@@ -138,9 +158,12 @@ def test_secret_in_signed_thinking_blocks_and_is_not_modified() -> None:
             }
         ],
     }
-    ins = _inspect(body)
-    assert ins.blocked
-    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+    table = {"proxy.secret_in_model_output": action, **TablePolicy().table}
+    ins = _inspect(body, policy=TablePolicy(table))
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_model_output"]
+    assert ins.blocked is (action is Action.BLOCK)
+    if ins.body is not None:
+        assert json.loads(ins.body) == body
 
 
 def test_binary_part_is_recorded_and_follows_policy() -> None:
@@ -387,7 +410,7 @@ def test_scan_cache_answers_only_for_the_scanner_that_filled_it() -> None:
     """New detector data (a new scanner) empties the cache: text cached clean is scanned again."""
     from domestique.proxy.pipeline import ScanCache
 
-    cache = ScanCache(min_chars=10)
+    cache = ScanCache(min_chars=20)  # the text only, not the keys
     text = "the deploy password is hunter2-hunter2 " * 3
 
     class KnowsValue(CanaryScanner):  # like a scanner rebuilt after ``records add``
@@ -503,8 +526,9 @@ def test_secret_inside_an_infra_identifier_is_redacted() -> None:
     assert "infra.aws_arn" not in [r.code for r in ins.reasons]
 
 
-def test_secret_inside_an_infra_identifier_in_signed_thinking_blocks() -> None:
-    """Only allowed codes skip the signed-part block; a key inside an ARN there still blocks."""
+def test_secret_inside_an_infra_identifier_in_signed_thinking_is_recorded() -> None:
+    """Only allowed codes pass as themselves inside the model's thinking; a key inside an ARN
+    there is recorded as proxy.secret_in_model_output (passed unmodified by default)."""
     body = {
         "model": "m",
         "max_tokens": 10,
@@ -519,5 +543,7 @@ def test_secret_inside_an_infra_identifier_in_signed_thinking_blocks() -> None:
         ],
     }
     ins = _real(body)
-    assert ins.action is Action.BLOCK
-    assert "proxy.secret_in_signed_part" in [r.code for r in ins.reasons]
+    assert ins.action is Action.ALLOW
+    assert "proxy.secret_in_model_output" in [r.code for r in ins.reasons]
+    assert ins.body is not None
+    assert json.loads(ins.body)["messages"][0] == body["messages"][0]

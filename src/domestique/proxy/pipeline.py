@@ -13,6 +13,7 @@ import bisect
 import hashlib
 import json
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,14 @@ import orjson
 
 from domestique.keys import Fingerprinter, mask_preview
 from domestique.proxy.body import BodyError, BodyLimits, decode_body, parse_json_object
-from domestique.proxy.fields import Extraction, FieldKind, apply_replacements, extract_fields
+from domestique.proxy.fields import (
+    UNMODIFIABLE,
+    Extraction,
+    FieldKind,
+    apply_replacements,
+    extract_fields,
+    redaction_conflicts,
+)
 from domestique.proxy.routes import Operation, Route
 from domestique.records import Action, Evidence, Reason, Verdict
 from domestique.redact import PLACEHOLDER_PATTERN, PlaceholderMaker, Span, redact_text
@@ -257,6 +265,16 @@ def inspect_request(
             spans.setdefault(hit.field_index, []).append(Span(hit.start, hit.end, hit.code))
         elif action.stops:  # decide() and action_for() disagree: the stricter one holds
             return Inspection(Action.BLOCK, verdict.reasons, None, **common)  # type: ignore[arg-type]
+    conflicts = redaction_conflicts(extraction, list(spans))
+    if conflicts:
+        # A string and the payload it encodes both need a change: neither can be written
+        # without undoing the other, so nothing is forwarded.
+        reason = Reason(
+            "proxy.unredactable_part",
+            f"findings in both the text at {conflicts[0]} and the payload it encodes",
+            (Evidence(conflicts[0]),),
+        )
+        return Inspection(Action.BLOCK, (*verdict.reasons, reason), None, **common)  # type: ignore[arg-type]
     new_texts = {
         i: redact_text(extraction.fields[i].text, s, maker, mapping) for i, s in spans.items()
     }
@@ -404,18 +422,37 @@ def _scan(
             if kept is None:
                 continue
             hit.start, hit.end = kept
+        if f.in_tools and is_service_address(hit.code, f.text[hit.start : hit.end]):
+            continue  # the agent's own tool text naming a vendor's no-reply address
         ev = Evidence(f.path, hit.preview, hit.fingerprint)
-        if f.kind is FieldKind.SIGNED and (
+        if f.kind in UNMODIFIABLE and (
             policy is None or policy.action_for(hit.code) is not Action.ALLOW
         ):
-            items.append(
-                (
-                    "proxy.secret_in_signed_part",
-                    f"{hit.code} inside a signed part at {f.path}: it cannot be redacted",
-                    ev,
-                )
-            )
+            code, why = _UNMODIFIABLE_CODES[f.kind]
+            items.append((code, f"{hit.code} {why} at {f.path}", ev))
             continue
         items.append((hit.code, f"{hit.code} at {f.path}", ev))
         hits.append(hit)
     return hits, items
+
+
+# A finding in a part that is passed unmodified: the code that stands for it, and why.
+_UNMODIFIABLE_CODES: dict[FieldKind, tuple[str, str]] = {
+    FieldKind.SIGNED: ("proxy.secret_in_signed_part", "inside a signature or ciphertext"),
+    FieldKind.MODEL: ("proxy.secret_in_model_output", "inside the model's own signed output"),
+    FieldKind.CREDENTIAL: ("proxy.credential_by_design", "in a credential the API takes"),
+}
+_SERVICE_LOCAL = re.compile(
+    r"(?i)(?:no-?reply|do-?not-?reply|notifications?|notify|mailer-daemon|postmaster|bounces?"
+    r"|support|security|help|feedback|abuse|privacy|legal|info|hello|team|bot|actions?)"
+    r"(?:[+._-][A-Za-z0-9._-]*)?"
+)
+
+
+def is_service_address(code: str, value: str) -> bool:
+    """True for a vendor's no-reply or role address (``noreply@…``, ``support@…``,
+    ``…@users.noreply.github.com``): not a person's data. Only e-mail findings qualify."""
+    if code != "pii.email" or "@" not in value:
+        return False
+    local, _, domain = value.strip("<>").rpartition("@")
+    return _SERVICE_LOCAL.fullmatch(local) is not None or ".noreply." in f".{domain.lower()}"
