@@ -132,29 +132,40 @@ def test_secret_in_an_encoding_the_detectors_do_not_decode(home: Path, encoded: 
     assert not _leaks(ins, encoded.encode())
 
 
-@pytest.mark.xfail(strict=True, reason="open: headers pass through unscanned (they carry the key)")
-def test_secret_in_a_request_header_is_forwarded(home: Path) -> None:
-    """Headers are passed as they are (the developer's key must be); only the body is judged."""
+def test_secret_in_a_request_header_is_blocked(home: Path) -> None:
+    """blocked: a forwarded header other than the provider credential is scanned; a header
+    cannot be redacted, so the request is refused (proxy.secret_in_header). The developer's
+    own key in the provider's auth header passes."""
     import httpx
 
     from domestique.proxy.server import build_app, parse_upstreams
 
     with run_upstream() as up:
         with run_asgi(build_app(parse_upstreams([f"anthropic={up.url}"]), home=home)) as url:
-            httpx.post(
+            refused = httpx.post(
                 url + "/v1/messages",
                 content=json.dumps(_user("hi")),
-                headers={"x-debug-note": KEY_ID},
+                headers={"x-debug-note": KEY_ID, "x-api-key": "sk-ant-dev-key"},
                 trust_env=False,
                 timeout=30,
             )
-        assert up.received
-        assert KEY_ID not in up.received[0].headers.get("x-debug-note", "")
+            assert refused.status_code == 403
+            assert refused.json()["domestique"]["reasons"] == ["proxy.secret_in_header"]
+            assert not up.received
+            passed = httpx.post(
+                url + "/v1/messages",
+                content=json.dumps(_user("hi")),
+                headers={"x-api-key": "sk-ant-api03-" + "Zx8Kq2Lm4Np6Rt8Vw0Yb" * 4},
+                trust_env=False,
+                timeout=30,
+            )
+        assert passed.status_code == 200, passed.text
+        assert len(up.received) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="open: the query string passes unscanned (Gemini ?key=)")
-def test_secret_in_the_query_string_is_forwarded(home: Path) -> None:
-    """The query is forwarded as it is: it carries Gemini's ``?key=`` (the developer's key)."""
+def test_secret_in_the_query_string_is_blocked(home: Path) -> None:
+    """blocked: query parameters are scanned (proxy.secret_in_path); Gemini's ``key=`` (the
+    developer's key) passes."""
     import httpx
 
     from domestique.proxy.server import build_app, parse_upstreams
@@ -162,14 +173,23 @@ def test_secret_in_the_query_string_is_forwarded(home: Path) -> None:
     with run_upstream() as up:
         app = build_app(parse_upstreams([f"gemini={up.url}"]), home=home)
         with run_asgi(app) as url:
-            httpx.post(
+            refused = httpx.post(
                 f"{url}/v1beta/models/g:generateContent?note={KEY_ID}",
                 content=json.dumps({"contents": []}),
                 trust_env=False,
                 timeout=30,
             )
-        assert up.received
-        assert KEY_ID not in up.received[0].path
+            assert refused.status_code == 403
+            assert refused.json()["domestique"]["reasons"] == ["proxy.secret_in_path"]
+            assert not up.received
+            passed = httpx.post(
+                f"{url}/v1beta/models/g:generateContent?key=AIzaSyDdev0key0for0tests0only0xx",
+                content=json.dumps({"contents": []}),
+                trust_env=False,
+                timeout=30,
+            )
+        assert passed.status_code == 200, passed.text
+        assert up.received[0].path.endswith("key=AIzaSyDdev0key0for0tests0only0xx")
 
 
 @pytest.mark.xfail(strict=True, reason="open: a tool not pointed at the proxy is not seen at all")

@@ -42,6 +42,7 @@ from domestique.proxy.envelopes import error_body, status_for
 from domestique.proxy.pipeline import (
     Inspection,
     ProxyPolicy,
+    RequestLine,
     ScanCache,
     ScannerLike,
     inspect_request,
@@ -363,7 +364,11 @@ class FirewallApp:
         agent = identify_agent(headers.get("user-agent", ""))
         upstream_host = self._hosts.get(route.provider, "")
         policy = _BoundPolicy(self.engine.policy, self.engine.context_for(agent, upstream_host))
-        inspection = self._inspect(route, body, headers, policy)
+        line = RequestLine(
+            scope.get("query_string", b"").decode("latin-1"),
+            tuple((k, v) for k, v in _raw_headers(scope) if k.lower() not in _DROP_REQUEST),
+        )
+        inspection = self._inspect(route, body, headers, policy, line)
         mapping = dict(inspection.mapping)
         extra_reasons: tuple[Reason, ...] = ()
         if (
@@ -439,7 +444,12 @@ class FirewallApp:
             await _respond(send, provider, status, record.reasons, record.id)
 
     def _inspect(
-        self, route: Route, body: bytes, headers: Mapping[str, str], policy: ProxyPolicy
+        self,
+        route: Route,
+        body: bytes,
+        headers: Mapping[str, str],
+        policy: ProxyPolicy,
+        line: RequestLine | None = None,
     ) -> Inspection:
         try:
             return inspect_request(
@@ -452,6 +462,7 @@ class FirewallApp:
                 fingerprinter=self._fingerprinter,
                 limits=self.config.limits,
                 cache=self._scan_cache,
+                line=line,
             )
         except Exception as exc:  # noqa: BLE001 - inner boundary: a crash in the core blocks
             return Inspection(Action.BLOCK, (error_reason(exc),), None, bytes_in=len(body))

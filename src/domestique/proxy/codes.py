@@ -48,7 +48,13 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode(
         "proxy.secret_in_path",
-        "A finding in the request path (a Gemini model name) that cannot be redacted.",
+        "A finding in the request path (a Gemini model name) or query string (Gemini's key="
+        " aside) that cannot be redacted.",
+    ),
+    ReasonCode(
+        "proxy.secret_in_header",
+        "A finding in a forwarded request header other than the provider credential"
+        " (x-api-key, authorization, x-goog-api-key, api-key): headers are not redacted.",
     ),
     ReasonCode(
         "proxy.binary_unscanned",

@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import unquote_plus
 
 import orjson
 
@@ -31,7 +32,7 @@ from domestique.proxy.fields import (
     extract_fields,
     redaction_conflicts,
 )
-from domestique.proxy.routes import Operation, Route
+from domestique.proxy.routes import Operation, Provider, Route
 from domestique.records import Action, Evidence, Reason, Verdict
 from domestique.redact import PLACEHOLDER_PATTERN, PlaceholderMaker, Span, redact_text
 
@@ -63,6 +64,41 @@ class ProxyPolicy(Protocol):
 
     def action_for(self, code: str) -> Action: ...
     def decide(self, reasons: Sequence[Reason]) -> Verdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLine:
+    """What goes upstream besides the body: the query string and the headers, as forwarded."""
+
+    query: str = ""  # raw, without "?"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+# The developer's own key travels in these (per provider) and passes unscanned; Gemini clients
+# may put it in the query as ``key=``.
+_CREDENTIAL_HEADERS: dict[Provider, frozenset[str]] = {
+    Provider.ANTHROPIC: frozenset({"x-api-key", "authorization"}),
+    Provider.OPENAI: frozenset({"authorization", "api-key"}),
+    Provider.GEMINI: frozenset({"x-goog-api-key", "authorization"}),
+}
+
+
+def _request_line_parts(route: Route, line: RequestLine) -> list[tuple[str, str, str]]:
+    """(code if found, where, text) of every query name/value and header name/value that is
+    forwarded, but the provider credential (its auth header, Gemini's ``key=``)."""
+    parts: list[tuple[str, str, str]] = []
+    for item in line.query.split("&") if line.query else ():
+        name, _, value = item.partition("=")
+        name, value = unquote_plus(name), unquote_plus(value)
+        if route.provider is Provider.GEMINI and name == "key":
+            continue
+        parts.append(("proxy.secret_in_path", f"query.{name}", f"{name}={value}"))
+    skip = _CREDENTIAL_HEADERS[route.provider]
+    for name, value in line.headers:
+        if name.lower() in skip:
+            continue
+        parts.append(("proxy.secret_in_header", f"header.{name.lower()}", f"{name}: {value}"))
+    return parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,11 +234,15 @@ def inspect_request(
     fingerprinter: Fingerprinter,
     limits: BodyLimits | None = None,
     cache: ScanCache | None = None,
+    line: RequestLine | None = None,
 ) -> Inspection:
     """Judge one request body for ``route``. Never forwards what it could not scan.
 
     A body that cannot be decoded or parsed is blocked with its own reason code whatever the
     policy says (the policy can tighten, not loosen: there is nothing scanned to forward).
+    ``line``: the query and headers as forwarded; a finding there cannot be redacted and
+    blocks (``proxy.secret_in_path``, ``proxy.secret_in_header``), the provider credential
+    aside.
     """
     limits = limits or BodyLimits()
     try:
@@ -241,6 +281,13 @@ def inspect_request(
                     _path_ev(f),
                 )
             )
+    for code, where, text in _request_line_parts(route, line or RequestLine()):
+        for f in scanner.scan(text):
+            ev = Evidence(where, f.preview, f.fingerprint)
+            if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
+                reason_items.append((f.code, f"{f.code} in {where}", ev))
+            else:
+                reason_items.append((code, f"{f.code} in {where}: it cannot be redacted", ev))
     reasons = _group(reason_items)
     # Asked even with no reasons: an invalid policy stops every request (policy.invalid).
     verdict = policy.decide(reasons)
