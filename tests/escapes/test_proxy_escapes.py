@@ -102,9 +102,9 @@ def test_secret_in_an_image_is_forwarded(home: Path) -> None:
     assert not _leaks(ins, data.encode())
 
 
-@pytest.mark.xfail(strict=True, reason="open: fields are scanned one by one")
-def test_secret_split_across_messages_is_forwarded(home: Path) -> None:
-    """Half a key in one message, half in the next: neither half is a key."""
+def test_secret_split_across_messages_is_redacted(home: Path) -> None:
+    """blocked (redacted): half a key in one message, half in the next; the seam scan lays
+    conversation text end to end and redacts each part where it lies."""
     body = {
         "model": "m",
         "messages": [
@@ -113,7 +113,18 @@ def test_secret_split_across_messages_is_forwarded(home: Path) -> None:
         ],
     }
     ins = _inspect(home, body)
+    assert ins.action is Action.REDACT
     assert not _leaks(ins, KEY_ID[:10].encode())
+    assert not _leaks(ins, KEY_ID[10:].encode())
+
+
+def test_secret_around_a_placeholder_shaped_string_is_redacted(home: Path) -> None:
+    """blocked (redacted): ``AKIAZ3MHQX[REDACTED:x:0badc0de]7B2LKWP4RN`` reads as the key
+    once the insert is dropped; the seam scan cuts placeholder-shaped strings out."""
+    ins = _inspect(home, _user(f"use {KEY_ID[:10]}[REDACTED:x:0badc0de]{KEY_ID[10:]} now"))
+    assert ins.action is Action.REDACT
+    assert not _leaks(ins, KEY_ID[:10].encode())
+    assert not _leaks(ins, KEY_ID[10:].encode())
 
 
 @pytest.mark.parametrize(

@@ -238,26 +238,46 @@ def test_detector_error_spanning_everything_blocks() -> None:
 
 
 def test_one_scan_per_request() -> None:
-    """All fields are scanned in a single pass over their joined text."""
+    """All fields are scanned in a single pass over their joined text, and the seams between
+    conversation texts in one more (a body with one text has no seam)."""
     scanner = CanaryScanner()
     _inspect(
         {"model": "m", "system": "a", "messages": [{"role": "user", "content": "b"}]},
         scanner=scanner,
     )
+    assert scanner.calls == 2
+    scanner = CanaryScanner()
+    _inspect(_anthropic("just one text"), scanner=scanner)
     assert scanner.calls == 1
 
 
-def test_findings_never_cross_field_boundaries() -> None:
-    """A finding spanning two fields is clipped to each; both parts are redacted."""
+def test_a_finding_split_across_messages_is_redacted_in_both_parts() -> None:
+    """A secret split over adjacent messages (roles and keys between them left out) is found
+    by the seam scan; each part is redacted where it lies."""
     body = {
         "model": "m",
         "messages": [
-            {"role": "user", "content": CANARY[:12]},
-            {"role": "user", "content": CANARY[12:]},
+            {"role": "user", "content": "text before " + CANARY[:12]},
+            {"role": "user", "content": [{"type": "text", "text": CANARY[12:] + " after"}]},
         ],
     }
     ins = _inspect(body)
-    assert ins.action is Action.ALLOW  # the separator stops the canary regex: an open escape
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    sent = json.loads(ins.body)["messages"]
+    assert sent[0]["content"].startswith("text before [REDACTED:canary:")
+    assert sent[1]["content"][0]["text"].startswith("[REDACTED:canary:")
+    assert sent[1]["content"][0]["text"].endswith(" after")
+    assert "".join(ins.mapping.values()) == CANARY
+
+
+def test_a_finding_around_a_placeholder_shaped_string_is_redacted() -> None:
+    """``first half[REDACTED:x:12345678]second half``: the model can drop the insert."""
+    ins = _inspect(_anthropic(f"key {CANARY[:9]}[REDACTED:x:12345678]{CANARY[9:]} ok"))
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert CANARY[:9].encode() not in ins.body
+    assert CANARY[9:].encode() not in ins.body
 
 
 def test_placeholder_hash_is_not_found_again() -> None:
@@ -389,7 +409,8 @@ def test_scan_cache_skips_text_scanned_before_with_the_same_result() -> None:
         json.loads(second.body or b"{}")["messages"][0]
         == json.loads(first.body or b"{}")["messages"][0]
     )
-    assert (cache.hits, len(cache)) == (1, 1)
+    # Cached: the long text, and the seam window around it and the new message.
+    assert (cache.hits, len(cache)) == (1, 2)
 
 
 def test_scan_cache_never_keeps_engine_errors_and_stays_bounded() -> None:

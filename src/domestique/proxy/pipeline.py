@@ -457,6 +457,7 @@ def _scan(
             )
         for i, found in per_field.items():
             cache.put(extraction.fields[i].text, tuple(found))
+    located.extend(_seam_hits(extraction, scanner, cache))
     hits: list[_Hit] = []
     tails: dict[int, list[tuple[int, int]]] = {}
     for hit in sorted([*located, *fresh], key=lambda h: (h.field_index, h.start)):
@@ -481,6 +482,129 @@ def _scan(
         items.append((hit.code, f"{hit.code} at {f.path}", ev))
         hits.append(hit)
     return hits, items
+
+
+SEAM_WINDOW = 160  # characters each side of a seam that the seam scan reads
+# Values that name a structure, not content: skipped when laying conversation text end to end.
+_STRUCTURAL_KEYS = frozenset(
+    {
+        "type",
+        "role",
+        "id",
+        "model",
+        "name",
+        "status",
+        "object",
+        "tool_use_id",
+        "tool_call_id",
+        "call_id",
+        "item_id",
+        "media_type",
+        "mime_type",
+        "mimeType",
+        "format",
+        "detail",
+        "filename",
+    }
+)
+
+
+@dataclass(slots=True)
+class _Piece:
+    """A run of a field's text laid into the seam stream (placeholders left out)."""
+
+    stream: int  # start in the stream
+    field_index: int
+    offset: int  # start in the field's text
+    length: int
+
+
+def _seam_stream(extraction: Extraction) -> tuple[str, list[_Piece], list[int]]:
+    """Conversation text end to end: every text value in order, structural values and keys
+    left out, placeholder-shaped strings cut out. Also the stream offsets of every seam (a
+    field boundary or a cut placeholder)."""
+    parts: list[str] = []
+    pieces: list[_Piece] = []
+    seams: list[int] = []
+    pos = 0
+    for i, f in enumerate(extraction.fields):
+        if f.kind is not FieldKind.TEXT or f.is_key or f.number or not f.text:
+            continue
+        if isinstance(f.key, str) and f.key in _STRUCTURAL_KEYS:
+            continue
+        if parts:
+            seams.append(pos)
+        cuts = [(m.start(), m.end()) for m in PLACEHOLDER_PATTERN.finditer(f.text)]
+        start = 0
+        for lo, hi in [*cuts, (len(f.text), len(f.text))]:
+            if lo > start:
+                pieces.append(_Piece(pos, i, start, lo - start))
+                parts.append(f.text[start:lo])
+                pos += lo - start
+            if hi > lo:
+                seams.append(pos)
+            start = hi
+    return "".join(parts), pieces, seams
+
+
+def _seam_hits(extraction: Extraction, scanner: ScannerLike, cache: ScanCache | None) -> list[_Hit]:
+    """Findings that only exist across a seam: a secret split over adjacent fields or
+    messages, or around a placeholder-shaped string. Each part is redacted where it lies.
+
+    Only windows of ``SEAM_WINDOW`` characters around each seam are scanned (one scan call,
+    windows joined like fields), and only findings that reach across a seam with text on
+    both sides are kept: the main scan already judged each field whole.
+    """
+    stream, pieces, seams = _seam_stream(extraction)
+    if not seams:
+        return []
+    windows: list[list[int]] = []
+    for seam in seams:
+        lo, hi = max(0, seam - SEAM_WINDOW), min(len(stream), seam + SEAM_WINDOW)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    texts = [stream[lo:hi] for lo, hi in windows]
+    found: list[tuple[str, int, int, str, str]] = []  # code, stream start, end, fp, preview
+    pending: list[int] = []
+    for w, text in enumerate(texts):
+        cached = cache.get(text) if cache is not None else None
+        if cached is None:
+            pending.append(w)
+            continue
+        lo = windows[w][0]
+        found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in cached)
+    if pending:
+        joined = _SEPARATOR.join(texts[w] for w in pending)
+        starts, pos = [], 0
+        for w in pending:
+            starts.append(pos)
+            pos += len(texts[w]) + len(_SEPARATOR)
+        per_window: dict[int, list[CachedHit]] = {w: [] for w in pending}
+        for hit in _locate(scanner.scan(joined), starts, [len(texts[w]) for w in pending]):
+            w = pending[hit.field_index]
+            per_window[w].append((hit.code, hit.start, hit.end, hit.fingerprint, hit.preview))
+        for w, got in per_window.items():
+            if cache is not None:
+                cache.put(texts[w], tuple(got))
+            lo = windows[w][0]
+            found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in got)
+    out: list[_Hit] = []
+    piece_starts = [p.stream for p in pieces]
+    for code, start, end, fp, pv in found:
+        at = bisect.bisect_right(seams, start)
+        if at >= len(seams) or not start < seams[at] < end:
+            continue  # inside one run: the main scan saw it
+        k = max(bisect.bisect_right(piece_starts, start) - 1, 0)
+        while k < len(pieces) and pieces[k].stream < end:
+            piece = pieces[k]
+            lo = max(start, piece.stream) - piece.stream + piece.offset
+            hi = min(end, piece.stream + piece.length) - piece.stream + piece.offset
+            if hi > lo:
+                out.append(_Hit(code, piece.field_index, lo, hi, fp, pv))
+            k += 1
+    return out
 
 
 # A finding in a part that is passed unmodified: the code that stands for it, and why.
