@@ -458,3 +458,13 @@ def test_a_noreply_address_in_the_conversation_is_still_personal_data(home: Path
     """Only the agent's own tool definitions are exempt; a user message is judged as ever."""
     ins = _inspect(home, _user("write to noreply@anthropic.com"))
     assert ins.action is Action.REDACT
+
+
+def test_provider_member_names_hold_nothing_the_detectors_find(home: Path) -> None:
+    """The member names the walker does not scan as keys are fixed words: the real detectors
+    find nothing in any of them, alone or side by side."""
+    from domestique.proxy.fields import PROVIDER_KEYS
+
+    scanner = default_scanner(home)
+    assert not scanner.scan("\n\n".join(sorted(PROVIDER_KEYS)))
+    assert not scanner.scan(" ".join(sorted(PROVIDER_KEYS)))

@@ -1,6 +1,7 @@
 """Field extraction: every text-bearing part of a request body as (JSON path, text) pairs.
 
-Pure. The walk visits every string, every object key and every number in the body (a number
+Pure. The walk visits every string, every object key (but the member names the APIs
+define, :data:`PROVIDER_KEYS`) and every number in the body (a number
 as the text that is forwarded), so an unknown content-block or item type is scanned
 generically, never skipped. Only a ``type`` member holding a string names a block type; any
 other JSON value there (a schema property named ``type``) is plain data. Special handling
@@ -51,6 +52,77 @@ from domestique.proxy.payloads import Encoding, decode_base64, is_data_url, read
 _BINARY_KEYS = frozenset({"file_data"})
 _JSON_STRING_KEYS = frozenset({"arguments"})
 _TOOL_KEYS = frozenset({"tools", "functions"})
+# Member names the three APIs define: fixed words, not data. Every other key is scanned like a
+# value (a test checks the real detectors find nothing in these).
+PROVIDER_KEYS = frozenset(
+    {
+        "type",
+        "text",
+        "role",
+        "content",
+        "id",
+        "name",
+        "input",
+        "output",
+        "model",
+        "messages",
+        "system",
+        "tools",
+        "tool_choice",
+        "tool_use_id",
+        "tool_call_id",
+        "call_id",
+        "tool_calls",
+        "function",
+        "arguments",
+        "description",
+        "input_schema",
+        "parameters",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "cache_control",
+        "source",
+        "media_type",
+        "data",
+        "thinking",
+        "signature",
+        "max_tokens",
+        "stream",
+        "metadata",
+        "temperature",
+        "is_error",
+        "citations",
+        "title",
+        "context",
+        "contents",
+        "parts",
+        "functionCall",
+        "functionResponse",
+        "functionDeclarations",
+        "response",
+        "args",
+        "inlineData",
+        "mimeType",
+        "systemInstruction",
+        "generationConfig",
+        "summary",
+        "encrypted_content",
+        "status",
+        "instructions",
+        "reasoning",
+        "additionalProperties",
+        "strict",
+        "format",
+        "detail",
+        "image_url",
+        "url",
+        "file",
+        "filename",
+        "file_data",
+    }
+)
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
@@ -257,7 +329,8 @@ class _Walker:
         for key, value in obj.items():
             p = _key_path(path, key)
             member_kind = members.get(key, kind) if members else kind
-            self.add(f"{p}<key>", key, kind, obj, key, js).is_key = True
+            if key not in PROVIDER_KEYS:
+                self.add(f"{p}<key>", key, kind, obj, key, js).is_key = True
             if nav is not None and key in nav and js is None:
                 nav[key](self, obj, key, p, depth + 1)
             elif member_kind is not kind:

@@ -551,20 +551,16 @@ def _seam_hits(extraction: Extraction, scanner: ScannerLike, cache: ScanCache | 
     """Findings that only exist across a seam: a secret split over adjacent fields or
     messages, or around a placeholder-shaped string. Each part is redacted where it lies.
 
-    Only windows of ``SEAM_WINDOW`` characters around each seam are scanned (one scan call,
-    windows joined like fields), and only findings that reach across a seam with text on
-    both sides are kept: the main scan already judged each field whole.
+    Only windows of ``SEAM_WINDOW`` characters each side of a seam are scanned (one scan
+    call, windows joined like fields, each cached like a field), and only findings that reach
+    across a seam with text on both sides are kept: the main scan judged each field whole.
     """
     stream, pieces, seams = _seam_stream(extraction)
     if not seams:
         return []
-    windows: list[list[int]] = []
-    for seam in seams:
-        lo, hi = max(0, seam - SEAM_WINDOW), min(len(stream), seam + SEAM_WINDOW)
-        if windows and lo <= windows[-1][1]:
-            windows[-1][1] = max(windows[-1][1], hi)
-        else:
-            windows.append([lo, hi])
+    # One window per seam, not merged: a window's text stays the same when the next turn
+    # adds messages, so the cache answers for resent history.
+    windows = [(max(0, x - SEAM_WINDOW), min(len(stream), x + SEAM_WINDOW)) for x in seams]
     texts = [stream[lo:hi] for lo, hi in windows]
     found: list[tuple[str, int, int, str, str]] = []  # code, stream start, end, fp, preview
     pending: list[int] = []
@@ -592,7 +588,7 @@ def _seam_hits(extraction: Extraction, scanner: ScannerLike, cache: ScanCache | 
             found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in got)
     out: list[_Hit] = []
     piece_starts = [p.stream for p in pieces]
-    for code, start, end, fp, pv in found:
+    for code, start, end, fp, pv in dict.fromkeys(found):  # windows overlap: once each
         at = bisect.bisect_right(seams, start)
         if at >= len(seams) or not start < seams[at] < end:
             continue  # inside one run: the main scan saw it
