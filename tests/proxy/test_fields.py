@@ -351,3 +351,34 @@ def test_base64_text_parts_are_decoded_and_re_encoded() -> None:
         == "data:text/plain;base64," + base64.b64encode(b"token [X]").decode()
     )
     assert base64.b64decode(body["b"]["inlineData"]["data"]) == b"token [X]"
+
+
+def test_a_data_url_prefix_and_payload_are_rewritten_together() -> None:
+    """A data URL in text whose payload is text: its prefix and decoded payload are separate
+    fields; redacting both writes one string (new prefix, payload re-encoded)."""
+    payload = base64.b64encode(f"token {S}".encode()).decode()
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": f"data:{S};base64,{payload}"}]}
+    ex = extract_fields(body)
+    kinds = {f.path: f.text for f in ex.fields}
+    assert kinds["messages[0].content<prefix>"] == f"data:{S};base64,"
+    assert kinds["messages[0].content<base64>"] == f"token {S}"
+    new = {i: f.text.replace(S, "[X]") for i, f in enumerate(ex.fields) if S in f.text}
+    assert len(new) == 2
+    apply_replacements(ex, new)
+    head, _, data = body["messages"][0]["content"].partition(",")
+    assert head == "data:[X];base64"
+    assert base64.b64decode(data) == b"token [X]"
+
+
+def test_payload_verdicts_never_skip_a_text_payload() -> None:
+    """The per-process memory of payloads found not to be text only ever answers "not text"
+    for the very same string; a text payload is decoded every time."""
+    from domestique.proxy.payloads import read_payload
+
+    text = base64.b64encode(("line of text\n" * 1000).encode()).decode()
+    noise = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40).decode()
+    for _ in range(2):
+        found = read_payload(text)
+        assert found is not None
+        assert found[0].startswith("line of text")
+        assert read_payload(noise) is None

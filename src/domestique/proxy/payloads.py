@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 
-MAX_DECODED_PART = 8 * 1024 * 1024  # bytes of one decoded payload that are sniffed
-_B64_CHARS = re.compile(r"[A-Za-z0-9+/=_\-\s]*")
-_WS = re.compile(r"\s+")
+MAX_DECODED_PART = 8 * 1024 * 1024  # payloads decoding to more are not read (binary)
+_SAMPLE = 64 * 1024  # bytes looked at first: noise is rejected without reading it all
 _BINARY_MAGIC = (
     b"\x89PNG",
     b"\xff\xd8\xff",  # JPEG
@@ -44,7 +46,10 @@ _BOMS = (
     (b"\xff\xfe", "utf-16-le"),
     (b"\xfe\xff", "utf-16-be"),
 )
-_TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1b")
+# Control characters that do not occur in text (tab, line breaks, form feed and escape do).
+_CONTROLS = re.compile("[\x01-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+# Bytes that are printable Latin-1 text (or tab, line breaks, form feed, escape).
+_LATIN1_TEXT = bytes([9, 10, 11, 12, 13, 27, *range(0x20, 0x7F), *range(0xA0, 0x100)])
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +74,16 @@ def decode_base64(payload: str) -> tuple[bytes, bool, bool] | None:
 
     Standard or URL-safe alphabet, padded or not, with line breaks or spaces anywhere.
     """
-    if len(payload) > MAX_DECODED_PART * 4 // 3 + 1024 or not _B64_CHARS.fullmatch(payload):
+    if len(payload) > MAX_DECODED_PART * 4 // 3 + 1024:
         return None
-    compact = _WS.sub("", payload)
+    if len(payload) % 4 == 0:  # the common case, standard and padded: C speed
+        try:
+            return base64.b64decode(payload, validate=True), False, True
+        except (binascii.Error, ValueError):
+            pass
+    if not payload.isascii():
+        return None
+    compact = "".join(payload.split())  # line breaks and spaces anywhere
     urlsafe = "-" in compact or "_" in compact
     if urlsafe and ("+" in compact or "/" in compact):
         return None
@@ -93,14 +105,14 @@ def _readable(text: str) -> bool:
     """True when ``text`` has no NUL and almost no other control characters."""
     if not text or "\x00" in text:
         return False
-    controls = sum(1 for c in text if (c < " " or "\x7f" <= c < "\xa0") and c not in _TEXT_CONTROLS)
-    return controls * 100 <= len(text)
+    return len(_CONTROLS.findall(text)) * 100 <= len(text)
 
 
 def _utf16_without_bom(data: bytes) -> str | None:
     if len(data) < 4 or len(data) % 2:
         return None
-    even, odd = data[0::2], data[1::2]
+    head = data[:_SAMPLE]
+    even, odd = head[0::2], head[1::2]
     for zeros, codec in ((odd, "utf-16-le"), (even, "utf-16-be")):
         if zeros.count(0) * 10 >= len(zeros) * 7:  # mostly ASCII/Latin text in UTF-16
             try:
@@ -133,9 +145,44 @@ def sniff(data: bytes) -> tuple[str, str, bytes] | None:
     else:
         return (text, "utf-8", b"") if _readable(text) else None
     # Latin-1 decodes anything: only take it when nearly every byte is a printable character.
-    text = data.decode("latin-1")
-    printable = sum(1 for c in text if " " <= c < "\x7f" or c >= "\xa0" or c in _TEXT_CONTROLS)
-    return (text, "latin-1", b"") if printable * 100 >= len(text) * 97 else None
+    for part in (data[:_SAMPLE], data) if len(data) > _SAMPLE else (data,):
+        if len(part.translate(None, _LATIN1_TEXT)) * 100 > len(part) * 3:
+            return None
+    return data.decode("latin-1"), "latin-1", b""
+
+
+class _BinaryVerdicts:
+    """Payloads already found not to be text, by keyed digest (an agent resends the same
+    image every turn; decoding megabytes again each time is the cost this saves). Only the
+    "not text" verdict is kept, so a hit can never skip a scan; the key is random per process."""
+
+    def __init__(self, max_entries: int = 512, min_chars: int = 4096) -> None:
+        self._key = os.urandom(32)
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self.max_entries = max_entries
+        self.min_chars = min_chars
+
+    def digest(self, text: str) -> bytes | None:
+        if len(text) < self.min_chars:
+            return None
+        return hashlib.blake2b(
+            text.encode("ascii", "replace"), digest_size=16, key=self._key
+        ).digest()
+
+    def known(self, digest: bytes | None) -> bool:
+        if digest is None or digest not in self._seen:
+            return False
+        self._seen.move_to_end(digest)
+        return True
+
+    def add(self, digest: bytes | None) -> None:
+        if digest is not None:
+            self._seen[digest] = None
+            while len(self._seen) > self.max_entries:
+                self._seen.popitem(last=False)
+
+
+_NOT_TEXT = _BinaryVerdicts()
 
 
 def read_payload(text: str) -> tuple[str, Encoding] | None:
@@ -151,15 +198,15 @@ def read_payload(text: str) -> tuple[str, Encoding] | None:
         if not sep or not head.lower().endswith(";base64"):
             return None
         prefix = head + sep
+    digest = _NOT_TEXT.digest(text)
+    if _NOT_TEXT.known(digest):
+        return None
     decoded = decode_base64(payload)
-    if decoded is None:
+    found = sniff(decoded[0]) if decoded is not None else None
+    if decoded is None or found is None:
+        _NOT_TEXT.add(digest)
         return None
-    data, urlsafe, padded = decoded
-    if len(data) > MAX_DECODED_PART:
-        return None
-    found = sniff(data)
-    if found is None:
-        return None
+    _, urlsafe, padded = decoded
     plain, codec, bom = found
     return plain, Encoding(prefix, urlsafe, padded, codec, bom)
 
