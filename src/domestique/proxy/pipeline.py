@@ -101,6 +101,24 @@ def _request_line_parts(route: Route, line: RequestLine) -> list[tuple[str, str,
     return parts
 
 
+def request_line_findings(
+    route: Route, line: RequestLine, scanner: ScannerLike, policy: ProxyPolicy
+) -> list[tuple[str, str, Evidence]]:
+    """(code, message, evidence) for every finding in the query string and the forwarded
+    headers, the provider credential aside. Neither can be redacted: a finding is
+    ``proxy.secret_in_path`` (query) or ``proxy.secret_in_header``; a code the policy allows
+    (``infra.*``) is recorded as itself. For routes without a body too (model lists)."""
+    items: list[tuple[str, str, Evidence]] = []
+    for code, where, text in _request_line_parts(route, line):
+        for f in scanner.scan(text):
+            ev = Evidence(where, f.preview, f.fingerprint)
+            if policy.action_for(f.code) is Action.ALLOW:
+                items.append((f.code, f"{f.code} in {where}", ev))
+            else:
+                items.append((code, f"{f.code} in {where}: it cannot be redacted", ev))
+    return items
+
+
 @dataclass(frozen=True, slots=True)
 class Inspection:
     """The outcome for one request. ``body`` is None exactly when the request is blocked."""
@@ -281,13 +299,7 @@ def inspect_request(
                     _path_ev(f),
                 )
             )
-    for code, where, text in _request_line_parts(route, line or RequestLine()):
-        for f in scanner.scan(text):
-            ev = Evidence(where, f.preview, f.fingerprint)
-            if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
-                reason_items.append((f.code, f"{f.code} in {where}", ev))
-            else:
-                reason_items.append((code, f"{f.code} in {where}: it cannot be redacted", ev))
+    reason_items.extend(request_line_findings(route, line or RequestLine(), scanner, policy))
     reasons = _group(reason_items)
     # Asked even with no reasons: an invalid policy stops every request (policy.invalid).
     verdict = policy.decide(reasons)
