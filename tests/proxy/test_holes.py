@@ -468,3 +468,37 @@ def test_provider_member_names_hold_nothing_the_detectors_find(home: Path) -> No
     scanner = default_scanner(home)
     assert not scanner.scan("\n\n".join(sorted(PROVIDER_KEYS)))
     assert not scanner.scan(" ".join(sorted(PROVIDER_KEYS)))
+
+
+# -- hole 7: the query string and headers ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "credential"),
+    [
+        ("/v1/messages", "x-api-key"),
+        ("/v1/messages", "authorization"),
+        ("/v1/chat/completions", "authorization"),
+        ("/v1/chat/completions", "api-key"),
+        ("/v1beta/models/g:generateContent", "x-goog-api-key"),
+    ],
+)
+def test_request_line_findings_spare_only_the_provider_credential(
+    home: Path, path: str, credential: str
+) -> None:
+    from domestique.proxy.pipeline import RequestLine, request_line_findings
+
+    route = classify("POST", path, {})
+    assert isinstance(route, Route)
+    scanner, policy = default_scanner(home), _Bound(home)
+    ok = RequestLine("alt=sse", ((credential, f"Bearer {KEY_ID}"), ("user-agent", "cli/1.0")))
+    assert request_line_findings(route, ok, scanner, policy) == []
+    encoded = KEY_ID[:4] + "%" + KEY_ID[4].encode().hex().upper() + KEY_ID[5:]
+    bad = RequestLine(f"note={encoded}", (("cookie", f"s={KEY_ID}"), ("x-note", KEY_ID)))
+    found = request_line_findings(route, bad, scanner, policy)
+    assert [(code, ev.where) for code, _, ev in found] == [
+        ("proxy.secret_in_path", "query.note"),
+        ("proxy.secret_in_header", "header.cookie"),
+        ("proxy.secret_in_header", "header.x-note"),
+    ]
+    assert all(KEY_ID not in message for _, message, _ in found)
