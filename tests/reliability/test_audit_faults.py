@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from proxy.upstream import run_upstream
 
 from domestique.audit import AuditStore, verify
 from domestique.audit._store import DB_NAME
+from proxy.upstream import run_upstream
 
 from .faults import anthropic_request, firewall, full_disk
 
@@ -100,7 +100,7 @@ def test_guard_on_a_full_disk_denies_with_exit_2(tmp_path: Path) -> None:
         capture_output=True,
         timeout=60,
         check=False,
-        preexec_fn=full_disk(1024),  # noqa: PLW1509 - a resource limit for this child only
+        preexec_fn=full_disk(1024),
     )
     assert proc.returncode == 2, proc.stderr[-2000:]
     out = json.loads(proc.stdout)
@@ -139,7 +139,7 @@ def test_hook_on_a_full_disk_denies(tmp_path: Path, host: str) -> None:
         capture_output=True,
         timeout=60,
         check=False,
-        preexec_fn=full_disk(1024),  # noqa: PLW1509 - a resource limit for this child only
+        preexec_fn=full_disk(1024),
     )
     assert b"audit.write_failed" in proc.stdout + proc.stderr
     if host == "cursor":

@@ -50,7 +50,8 @@ def daemon(env: dict[str, str], tmp_path: Path) -> Iterator[subprocess.Popen[byt
     sock = Path(env["DOMESTIQUE_HOME"]) / "hookd.sock"
     deadline = time.monotonic() + 60
     while not sock.exists():
-        assert proc.poll() is None and time.monotonic() < deadline, "daemon did not start"
+        assert proc.poll() is None, "daemon exited"
+        assert time.monotonic() < deadline, "daemon did not start"
         time.sleep(0.05)
     try:
         yield proc
