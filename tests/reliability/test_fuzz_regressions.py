@@ -78,3 +78,21 @@ def test_a_store_with_damaged_schema_bytes_is_an_error_not_a_traceback(tmp_path:
     )
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_record_whose_text_is_not_utf8_is_reported_edited(tmp_path: Path) -> None:
+    """fuzz_audit (same finding): a record column rewritten with bytes that are not UTF-8 is
+    tampering to report, not a decoding exception out of the verifier."""
+    store = AuditStore.open(tmp_path)
+    try:
+        store.append(make_record())
+        store.append(make_record())
+    finally:
+        store.close()
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'"):
+            conn.execute(f'DROP TRIGGER "{name}"')
+        conn.execute("UPDATE records SET record = CAST(x'7bff22' AS TEXT) WHERE seq = 2")
+    result = verify(tmp_path)
+    assert not result.ok
+    assert (result.kind, result.bad_seq) == ("edited", 2)
