@@ -433,6 +433,7 @@ class FirewallApp:
             obj=obj,
             agent=agent,
             trace=trace,
+            would=None if action is not inspection.action else inspection.would,
         )
         if record.action.stops or inspection.body is None:
             await _respond(
@@ -762,6 +763,7 @@ class FirewallApp:
         obj: Mapping[str, JSONValue],
         agent: str | None = None,
         trace: _Trace | None = None,
+        would: Action | None = None,
     ) -> DecisionRecord:
         base: dict[str, JSONValue] = {
             "provider": provider.value,
@@ -784,6 +786,7 @@ class FirewallApp:
             policy=self.engine.policy.ref,
             engine={"domestique": __version__, "proxy": "1"},
             latency_us=(time.perf_counter_ns() - t0) // 1000,
+            would_action=would,
         )
         stored = await self._store(record)
         if trace is not None:
