@@ -44,6 +44,10 @@ def test_a_stream_cut_before_its_terminal_event_is_not_taken_as_complete() -> No
         whole = StreamEnd(op)
         whole.feed(head + DONE[op])  # the Responses end has no blank line: still complete
         assert whole.complete, op
+        if op is Operation.GEMINI_STREAM:  # a refused prompt: no candidates, still an end
+            refused = StreamEnd(op)
+            refused.feed(b'data: {"promptFeedback":{"blockReason":"SAFETY"}}\n\n')
+            assert refused.complete
         tail = AnswerStream(op, PROVIDER[op], {}).abort("cut [proxy.upstream_error]")
         assert b"error" in tail
         assert b"proxy.upstream_error" in tail

@@ -8,7 +8,8 @@ providers' own protocols say when an answer is complete, so the firewall watches
 - OpenAI Chat and Completions: ``data: [DONE]`` (or a chunk holding an ``error`` object);
 - OpenAI Responses: ``response.completed``, ``response.incomplete``, ``response.failed`` or
   ``error``;
-- Gemini SSE: a chunk whose candidate carries ``finishReason`` (or Google's ``error`` object);
+- Gemini SSE: a chunk whose candidate carries ``finishReason``, a ``promptFeedback`` with a
+  ``blockReason`` (the prompt was refused: no candidates follow), or Google's ``error`` object;
 - Gemini's JSON-array stream: the array is closed and parses as JSON.
 
 A stream that ends without one is *cut*: the relay then ends it with the provider's error event
@@ -97,7 +98,7 @@ class StreamEnd:
         if _ERROR_KEY.match(data):
             return True
         if op is Operation.GEMINI_STREAM:
-            return '"finishReason"' in data
+            return '"finishReason"' in data or '"blockReason"' in data
         return data.strip() == "[DONE]"
 
 
