@@ -14,6 +14,7 @@ import re
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ class Cutter:
     url: str = ""
     keep: int | None = 2  # events sent before the cut; None sends the whole answer
     reset: bool = False
+    hang_s: float = 0.0  # after the events, stay silent this long before closing
+    garbage: bytes | None = None  # sent instead of the provider's events
     requests: int = 0
 
 
@@ -54,6 +57,8 @@ def _handler(state: Cutter) -> type[BaseHTTPRequestHandler]:
             events = [e for e in re.split(rb"(?<=\n\n)", data) if e]
             if state.keep is not None:
                 events = events[: state.keep]
+            if state.garbage is not None:
+                events = [state.garbage]
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("connection", "close")
@@ -61,6 +66,8 @@ def _handler(state: Cutter) -> type[BaseHTTPRequestHandler]:
             for ev in events:
                 self.wfile.write(ev)
             self.wfile.flush()
+            if state.hang_s:
+                time.sleep(state.hang_s)
             if state.reset:
                 # SO_LINGER 0: close() sends RST, a reset rather than an orderly end.
                 self.connection.setsockopt(
@@ -72,8 +79,10 @@ def _handler(state: Cutter) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def run_cutter(keep: int | None = 2, *, reset: bool = False) -> Iterator[Cutter]:
-    state = Cutter(keep=keep, reset=reset)
+def run_cutter(
+    keep: int | None = 2, *, reset: bool = False, hang_s: float = 0.0, garbage: bytes | None = None
+) -> Iterator[Cutter]:
+    state = Cutter(keep=keep, reset=reset, hang_s=hang_s, garbage=garbage)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -20,7 +20,8 @@ import openai
 import pytest
 
 from domestique.audit import AuditStore
-from domestique.proxy.server import build_app, parse_upstreams
+from domestique.proxy.app import FirewallApp, ProxyConfig
+from domestique.proxy.server import build_app, build_engine, parse_upstreams
 from proxy.upstream import run_asgi
 
 from .cutting import Cutter, run_cutter
@@ -160,3 +161,35 @@ def test_the_openai_sdk_ends_a_cut_responses_stream_with_its_error_event(
     assert events[-1].type == "error"
     assert "proxy.upstream_error" in events[-1].message
     assert all(e.type != "response.completed" for e in events)
+
+
+def test_an_upstream_that_hangs_mid_stream_times_out_into_the_error_event(tmp_path: Path) -> None:
+    """Two events, then silence: the read timeout (0.5 s here, 600 s by default) ends the
+    stream with the provider's error event and the record, instead of holding the agent."""
+    with run_cutter(keep=2, hang_s=2) as up:
+        config = ProxyConfig(
+            upstreams=dict(parse_upstreams([f"openai={up.url}"])), read_timeout_s=0.5
+        )
+        app = FirewallApp(config, build_engine(tmp_path, None))
+        with run_asgi(app) as url, httpx.Client(timeout=30, trust_env=False) as client:
+            t0 = time.monotonic()
+            resp = client.post(
+                url + "/v1/chat/completions", json=_body("/v1/chat/completions", "hi")
+            )
+            elapsed = time.monotonic() - t0
+    assert elapsed < 1.8
+    last = [e for e in resp.content.split(b"\n\n") if e][-1]
+    assert b'"error"' in last
+    assert b"proxy.upstream_error" in last
+    assert [r.action.value for r in _records(tmp_path, 2)] == ["allow", "block"]
+
+
+def test_an_upstream_answering_garbage_as_a_stream_is_an_error(tmp_path: Path) -> None:
+    """Bytes that are no SSE at all hold no terminal event: the agent gets the error event."""
+    with run_cutter(keep=None, garbage=b"\x00\xffnot an event stream\r\n") as up:
+        app = build_app(parse_upstreams([f"anthropic={up.url}"]), home=tmp_path)
+        with run_asgi(app) as url, httpx.Client(timeout=30, trust_env=False) as client:
+            resp = client.post(url + "/v1/messages", json=_body("/v1/messages", "hi"))
+    assert b"event: error" in resp.content
+    assert b"proxy.upstream_error" in resp.content
+    assert [r.action.value for r in _records(tmp_path, 2)] == ["allow", "block"]
