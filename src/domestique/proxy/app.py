@@ -58,6 +58,7 @@ from domestique.proxy.routes import (
     guess_provider,
 )
 from domestique.proxy.sse import EventFramer
+from domestique.proxy.stream_end import StreamEnd
 from domestique.proxy.vault import PlaceholderVault
 from domestique.records import (
     Action,
@@ -680,6 +681,9 @@ class FirewallApp:
         elif mapping:
             restorer = AnswerStream(route.operation, route.provider, mapping)
         framer = EventFramer() if restorer is None else None
+        # A close-delimited stream the upstream hangs up on ends like a finished one: only the
+        # provider's terminal event tells the two apart (an error answer is not judged).
+        ending = StreamEnd(route.operation, array=array) if 200 <= response.status < 300 else None
         # A client that goes away (the developer pressed Esc) stops the upstream stream at
         # once, even while the model is silent (thinking), rather than letting it generate,
         # and bill, an answer nobody reads: closing the response wakes the pending read.
@@ -692,6 +696,8 @@ class FirewallApp:
         broke: str | None = None
         try:
             async for chunk in response.content.iter_any():
+                if ending is not None:
+                    ending.feed(chunk)
                 if restorer is not None:
                     out = restorer.feed(chunk)
                 else:
@@ -707,6 +713,8 @@ class FirewallApp:
             gone.cancel()
         if gone.done() and not gone.cancelled():
             return None  # the client left: nothing more to send
+        if broke is None and ending is not None and not ending.complete:
+            broke = "no terminal event"
         if broke is not None:
             # The upstream broke off mid-answer: end with the provider's own error event, so
             # the client reports an incomplete answer instead of taking it as complete.
