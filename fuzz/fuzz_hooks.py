@@ -158,8 +158,9 @@ def check(case: tuple[str, bytes]) -> None:
     if out.strip():
         json.loads(out)
     if not parsed_ok:
-        assert err, "unparseable input was not a stop"
-        assert b"hook.malformed_input" in err or b"hook.unknown_event" in err, err[:200]
+        said = err + out  # a host with a structured deny (Copilot) reads it on stdout
+        assert said.strip(), "unparseable input was not a stop"
+        assert b"hook.malformed_input" in said or b"hook.unknown_event" in said, said[:200]
         if host != "copilot":
             assert code != 0, "unparseable input exited 0"
     try:
@@ -167,7 +168,9 @@ def check(case: tuple[str, bytes]) -> None:
     except ValueError:
         return
     if host in ("claude-code", "codex") and _shell_danger(payload):
-        assert err, "rm -rf ~ was allowed"
+        # A deny is exit 2 (errors) or the structured permissionDecision (exit 0).
+        said = json.loads(out).get("hookSpecificOutput", {}) if out.strip() else {}
+        assert code == 2 or said.get("permissionDecision") == "deny", "rm -rf ~ was allowed"
 
 
 TARGET = Target(

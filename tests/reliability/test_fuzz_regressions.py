@@ -33,9 +33,6 @@ def make_record() -> DecisionRecord:
     )
 
 
-@pytest.mark.xfail(
-    strict=True, raises=TypeError, reason="open until the fw-holes branch (fields._type_of) lands"
-)
 @pytest.mark.parametrize(
     "body",
     [{"type": []}, {"messages": [{"content": [{"type": {"a": 1}, "text": "x"}]}]}],
@@ -44,7 +41,7 @@ def make_record() -> DecisionRecord:
 def test_a_non_string_type_is_walked_not_crashed_on(body: dict[str, Any]) -> None:
     """fuzz_fields: ``{"type": []}`` raised TypeError (unhashable) in the walker, so the
     firewall answered 500 ``engine.internal_error`` instead of scanning the body (it failed
-    closed, but a valid JSON body must be judged). Fixed on the fw-holes branch."""
+    closed, but a valid JSON body must be judged). Fixed: only a string ``type`` names a block."""
     texts = [f.text for f in extract_fields(body).fields]
     assert ("x" in texts) == ("messages" in body)
 
