@@ -204,7 +204,11 @@ class _Walker:
     def walk_object(
         self, obj: dict[str, Any], path: str, depth: int, kind: FieldKind, js: int | None
     ) -> None:
+        # ``type`` is any JSON value (a schema property may be named ``type``): only a string
+        # names a block or item type.
         type_ = obj.get("type")
+        if not isinstance(type_, str):
+            type_ = None
         if kind is FieldKind.TEXT and type_ in _SIGNED_TYPES:
             kind = FieldKind.SIGNED
         # Anthropic ``{type: base64, media_type, data}``; Gemini inlineData ``{mimeType, data}``;
@@ -222,7 +226,13 @@ class _Walker:
                 or (key == "signature" and type_ == "thinking")
                 or (key == "data" and type_ == "redacted_thinking")
             ):
+                # Never modified, but scanned: ciphertext that matches a detector is not
+                # ciphertext, and blocks (proxy.secret_in_signed_part).
                 self.out.opaque += 1
+                if isinstance(value, str):
+                    self.add(Field(p, value, FieldKind.SIGNED, obj, key, json_string=js))
+                elif isinstance(value, dict | list):
+                    self.walk(value, p, depth + 1, FieldKind.SIGNED, js)
                 continue
             if isinstance(value, str):
                 if key in _BINARY_KEYS or (key == "data" and base64_source):
