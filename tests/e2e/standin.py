@@ -110,10 +110,30 @@ def _tool_results(req: dict[str, Any]) -> list[str]:
     return out
 
 
+def example(schema: Any) -> Any:
+    """A small value that fits a JSON schema (Gemini CLI's routing and next-speaker checks).
+
+    An enum naming "user" answers "user": the next-speaker check then hands the turn back.
+    """
+    if not isinstance(schema, dict):
+        return "ok"
+    if schema.get("enum"):
+        return "user" if "user" in schema["enum"] else schema["enum"][0]
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: example(v) for k, v in props.items()}
+    return {"array": [], "integer": 1, "number": 1, "boolean": False}.get(kind, "ok")
+
+
 def plan(req: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
     """The next turn: (kind, text, tool call or None); the tool call is {name, args}."""
     shell = next((n for n in _tool_names(req) if n in SHELL_TOOLS), None)
     if shell is None:
+        config = req.get("generationConfig") or {}
+        if config.get("responseMimeType") == "application/json":
+            schema = config.get("responseJsonSchema") or config.get("responseSchema")
+            return "side", json.dumps(example(schema)), None
         return "side", "ok", None
     results = _tool_results(req)
     if not results:
@@ -358,7 +378,7 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
             elif path.endswith(":streamGenerateContent"):
                 self._stream(_sse(None, c) for c in gemini_chunks(text, call))
             elif path.endswith(":generateContent"):
-                chunks = list(gemini_chunks(text or "{}", call))
+                chunks = list(gemini_chunks(text, call))
                 self._reply(200, json.dumps(chunks[-1] if call else _joined(chunks)).encode())
             else:
                 self._reply(404, b'{"error": {"message": "not scripted"}}')
