@@ -33,8 +33,11 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-import standin  # noqa: E402  (run as a script: its own folder is the import root)
+if __package__:
+    from . import standin
+else:  # run as a script: its own folder is the import root
+    sys.path.insert(0, str(Path(__file__).parent))
+    import standin
 
 PROXY_START_S = 30.0
 DOC_PROXY_URL = "http://127.0.0.1:8788"  # the address docs/agents.md uses
@@ -194,22 +197,25 @@ def run(spec: Spec, netns: bool) -> Result:
             "env", "-i", *(f"{k}={v}" for k, v in env.items()),
             "bash", "-euc", script,
         ]  # fmt: skip
+        # Files, not pipes: the tracer (and the hook daemon it follows) outlive the agent
+        # and would hold a pipe open.
+        out_file, err_file = work / "agent.out", work / "agent.err"
         start = time.monotonic()
-        agent = subprocess.Popen(
-            cmd,
-            cwd=repo,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = agent.communicate(timeout=spec.timeout_s)
-            rc: int | None = agent.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(agent.pid, signal.SIGKILL)
-            out, err = agent.communicate(timeout=30)
-            rc = None
+        with out_file.open("wb") as out, err_file.open("wb") as err:
+            agent = subprocess.Popen(
+                cmd,
+                cwd=repo,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                start_new_session=True,
+            )
+            try:
+                rc: int | None = agent.wait(timeout=spec.timeout_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(agent.pid, signal.SIGKILL)
+                agent.wait(30)
+                rc = None
         elapsed = time.monotonic() - start
     finally:
         stop_hook_daemon(dhome)
@@ -219,8 +225,8 @@ def run(spec: Spec, netns: bool) -> Result:
     return Result(
         rc=rc,
         elapsed_s=elapsed,
-        stdout=out.decode("utf-8", "replace"),
-        stderr=err.decode("utf-8", "replace"),
+        stdout=out_file.read_text("utf-8", "replace"),
+        stderr=err_file.read_text("utf-8", "replace"),
         netns=netns,
         proxy_url=proxy_url,
         proxy_log=proxy_log.read_text("utf-8", "replace"),
