@@ -134,29 +134,41 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(10)
 
 
-def stop_hook_daemon(dhome: Path) -> None:
-    """The hook daemon is started on demand by the first hook and outlives the agent."""
-    pid_file = dhome / "hookd.pid"
-    with contextlib.suppress(OSError, ValueError):
-        os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
-
-
 def become_subreaper() -> None:
-    """Orphans of this run (the strace tracer under ``-D``, the hook daemon) become our
-    children, so :func:`reap_all` can wait for the trace to be complete."""
+    """Orphans of this run (the strace tracer under ``-D``, the hook daemon the first hook
+    starts) become this process's children, so :func:`stop_leftovers` finds them all."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-def reap_all(deadline_s: float) -> None:
-    end = time.monotonic() + deadline_s
+def children() -> dict[int, str]:
+    """pid -> command name of this process's children (from /proc)."""
+    me, out = os.getpid(), {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            text = stat.read_text()
+            comm, rest = text[text.index("(") + 1 : text.rindex(")")], text[text.rindex(")") + 2 :]
+            if int(rest.split()[1]) == me:
+                out[int(stat.parent.name)] = comm
+    return out
+
+
+def stop_leftovers(deadline_s: float) -> None:
+    """Stop what the agent left running (the hook daemon outlives it by design), then wait
+    for the tracer, which exits once nothing it follows is left: the trace is then complete."""
+    end, hard = time.monotonic() + deadline_s, time.monotonic() + deadline_s / 2
     while time.monotonic() < end:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0] > 0:
+                pass
+        kids = children()
+        if not kids:
             return
-        if pid == 0:
-            time.sleep(0.05)
+        for pid, comm in kids.items():
+            if comm != "strace":
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL if time.monotonic() > hard else signal.SIGTERM)
+        time.sleep(0.1)
 
 
 def run(spec: Spec, netns: bool) -> Result:
@@ -218,10 +230,9 @@ def run(spec: Spec, netns: bool) -> Result:
                 rc = None
         elapsed = time.monotonic() - start
     finally:
-        stop_hook_daemon(dhome)
         stop(proxy)
+        stop_leftovers(20.0)
         server.shutdown()
-        reap_all(20.0)
     return Result(
         rc=rc,
         elapsed_s=elapsed,

@@ -168,9 +168,7 @@ def _sse(event: str | None, data: Any) -> bytes:
     return f"{head}data: {json.dumps(data)}\n\n".encode()
 
 
-def anthropic_events(
-    model: str, text: str, call: dict[str, Any] | None, n: int
-) -> Iterator[bytes]:
+def anthropic_events(model: str, text: str, call: dict[str, Any] | None, n: int) -> Iterator[bytes]:
     usage = {"input_tokens": 10, "output_tokens": 0}
     yield _sse(
         "message_start",
@@ -192,11 +190,17 @@ def anthropic_events(
     if text:
         yield _sse(
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
         )
         for p in _pieces(text):
             delta = {"type": "text_delta", "text": p}
-            yield _sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
+            yield _sse(
+                "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+            )
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": 0})
         index = 1
     if call is not None:
@@ -208,7 +212,8 @@ def anthropic_events(
         for p in _pieces(json.dumps(call["args"])):
             delta = {"type": "input_json_delta", "partial_json": p}
             yield _sse(
-                "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
             )
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
     stop = "tool_use" if call is not None else "end_turn"
@@ -223,12 +228,17 @@ def anthropic_events(
     yield _sse("message_stop", {"type": "message_stop"})
 
 
-def anthropic_body(
-    model: str, text: str, call: dict[str, Any] | None, n: int
-) -> dict[str, Any]:
+def anthropic_body(model: str, text: str, call: dict[str, Any] | None, n: int) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     if call is not None:
-        content.append({"type": "tool_use", "id": f"toolu_standin_{n}", "name": call["name"], "input": call["args"]})
+        content.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_standin_{n}",
+                "name": call["name"],
+                "input": call["args"],
+            }
+        )
     return {
         "id": f"msg_standin_{n}",
         "type": "message",
@@ -253,15 +263,33 @@ def responses_events(model: str, text: str, call: dict[str, Any] | None, n: int)
     output: list[dict[str, Any]] = []
     if text:
         mid = f"msg_standin_{n}"
-        item = {"id": mid, "type": "message", "role": "assistant", "status": "in_progress", "content": []}
+        item = {
+            "id": mid,
+            "type": "message",
+            "role": "assistant",
+            "status": "in_progress",
+            "content": [],
+        }
         yield ev("response.output_item.added", output_index=0, item=item)
         part = {"type": "output_text", "text": "", "annotations": []}
-        yield ev("response.content_part.added", item_id=mid, output_index=0, content_index=0, part=part)
+        yield ev(
+            "response.content_part.added", item_id=mid, output_index=0, content_index=0, part=part
+        )
         for p in _pieces(text):
-            yield ev("response.output_text.delta", item_id=mid, output_index=0, content_index=0, delta=p)
-        yield ev("response.output_text.done", item_id=mid, output_index=0, content_index=0, text=text)
+            yield ev(
+                "response.output_text.delta", item_id=mid, output_index=0, content_index=0, delta=p
+            )
+        yield ev(
+            "response.output_text.done", item_id=mid, output_index=0, content_index=0, text=text
+        )
         done_part = {"type": "output_text", "text": text, "annotations": []}
-        yield ev("response.content_part.done", item_id=mid, output_index=0, content_index=0, part=done_part)
+        yield ev(
+            "response.content_part.done",
+            item_id=mid,
+            output_index=0,
+            content_index=0,
+            part=done_part,
+        )
         done = {**item, "status": "completed", "content": [done_part]}
         yield ev("response.output_item.done", output_index=0, item=done)
         output.append(done)
@@ -278,8 +306,12 @@ def responses_events(model: str, text: str, call: dict[str, Any] | None, n: int)
         }
         yield ev("response.output_item.added", output_index=idx, item=item)
         for p in _pieces(args):
-            yield ev("response.function_call_arguments.delta", item_id=fid, output_index=idx, delta=p)
-        yield ev("response.function_call_arguments.done", item_id=fid, output_index=idx, arguments=args)
+            yield ev(
+                "response.function_call_arguments.delta", item_id=fid, output_index=idx, delta=p
+            )
+        yield ev(
+            "response.function_call_arguments.done", item_id=fid, output_index=idx, arguments=args
+        )
         done = {**item, "status": "completed", "arguments": args}
         yield ev("response.output_item.done", output_index=idx, item=done)
         output.append(done)
@@ -290,7 +322,10 @@ def responses_events(model: str, text: str, call: dict[str, Any] | None, n: int)
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 15,
     }
-    yield ev("response.completed", response={**base, "status": "completed", "output": output, "usage": usage})
+    yield ev(
+        "response.completed",
+        response={**base, "status": "completed", "output": output, "usage": usage},
+    )
 
 
 def gemini_chunks(text: str, call: dict[str, Any] | None) -> Iterator[dict[str, Any]]:
@@ -301,7 +336,11 @@ def gemini_chunks(text: str, call: dict[str, Any] | None) -> Iterator[dict[str, 
         final.append({"functionCall": {"name": call["name"], "args": call["args"]}})
     yield {
         "candidates": [
-            {"index": 0, "content": {"role": "model", "parts": final or [{"text": ""}]}, "finishReason": "STOP"}
+            {
+                "index": 0,
+                "content": {"role": "model", "parts": final or [{"text": ""}]},
+                "finishReason": "STOP",
+            }
         ],
         "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
         "modelVersion": "gemini-standin",

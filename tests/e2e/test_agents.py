@@ -63,7 +63,9 @@ def netns_available() -> bool:
     if shutil.which("unshare") is None:
         return False
     try:
-        done = subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=10)
+        done = subprocess.run(
+            ["unshare", "-rn", "true"], capture_output=True, timeout=10, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return done.returncode == 0
@@ -100,7 +102,7 @@ def run_agent(
     spec_file.write_text(json.dumps(asdict(spec)))
     runner = [sys.executable, str(Path(__file__).with_name("scenario.py")), str(spec_file)]
     cmd = ["unshare", "-rn", "env", "E2E_NETNS=1", *runner] if netns else runner
-    done = subprocess.run(cmd, capture_output=True, timeout=RUN_TIMEOUT_S + 120)
+    done = subprocess.run(cmd, capture_output=True, timeout=RUN_TIMEOUT_S + 120, check=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]
     result: dict[str, Any] = json.loads((work / "result.json").read_text())
     result["secret"] = spec.secret
@@ -183,7 +185,8 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     assert not [a for a in argvs if Path(a[0]).name == "curl"], "curl was executed"
     assert not [a for a in argvs if any("127.0.0.1:9/x" in w for w in a)], "the pipe ran"
     denial = _tool_results(json.loads(main_turns(r)[1]["body"]))
-    assert denial and "cmd.pipe_to_shell" in denial[0], f"the model saw {denial}"
+    assert denial, "the refused call's result did not reach the model"
+    assert "cmd.pipe_to_shell" in denial[0], f"the model saw {denial}"
     records = audit_records(r["dhome"])
     hook = [x for x in records if x["component"] == "hook"]
     assert any(
@@ -197,7 +200,8 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     assert [a for a in argvs if a[:2] == ["git", "status"] and len(a) == 2], "git status not run"
     final_req = json.loads(main_turns(r)[2]["body"])
     status = _tool_results(final_req)[1]
-    assert "On branch" in status and MARKER in status, f"the model saw {status[:500]}"
+    assert "On branch" in status, f"the model saw {status[:500]}"
+    assert MARKER in status, f"the model saw {status[:500]}"
     assert any(GIT_STATUS in json.dumps(x["object"]) for x in hook if x["action"] == "allow")
 
     # The secret never reached the model (body, path, headers) and came back restored.
@@ -239,7 +243,9 @@ def test_secret_in_prompt_never_leaves(host: str, tmp_path: Path, netns: bool) -
     for e in r["exchanges"]:
         assert secret not in json.dumps(e), f"the secret reached the model in {e['path']}"
     assert not main_turns(r), "the agent's conversation reached the model"
-    assert "secret.aws_access_key_id" in shown, f"no reason shown:\n{shown[-3000:]}"
+    # Codex 0.171's exec mode prints that the prompt hook blocked, without its reason.
+    told = "UserPromptSubmit Blocked" if host == "codex" else "secret.aws_access_key_id"
+    assert told in shown, f"the block is not shown:\n{shown[-3000:]}"
     hook = [x for x in audit_records(r["dhome"]) if x["component"] == "hook"]
     assert any(
         x["action"] == "deny" and "secret.aws_access_key_id" in [c["code"] for c in x["reasons"]]
