@@ -37,7 +37,7 @@ if __package__:
     from . import standin
 else:  # run as a script: its own folder is the import root
     sys.path.insert(0, str(Path(__file__).parent))
-    import standin
+    import standin  # type: ignore[no-redef,import-not-found]
 
 PROXY_START_S = 30.0
 DOC_PROXY_URL = "http://127.0.0.1:8788"  # the address docs/agents.md uses
@@ -64,6 +64,7 @@ class Result:
     stderr: str
     netns: bool  # ran inside a network namespace of its own
     proxy_url: str
+    standin_url: str
     proxy_log: str
     repo: str
     trace: str  # strace -ff output prefix
@@ -240,6 +241,7 @@ def run(spec: Spec, netns: bool) -> Result:
         stderr=err_file.read_text("utf-8", "replace"),
         netns=netns,
         proxy_url=proxy_url,
+        standin_url=state.url,
         proxy_log=proxy_log.read_text("utf-8", "replace"),
         repo=str(repo),
         trace=str(trace),

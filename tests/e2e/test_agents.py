@@ -179,6 +179,9 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     dns = [ln for _, port, ln in network_calls(lines) if port == 53]
     assert not dns, "DNS traffic:\n" + "\n".join(dns[:10])
     assert not [ln for _, port, ln in network_calls(lines) if port == 9], "curl reached port 9"
+    model_port = int(r["standin_url"].rsplit(":", 1)[1])
+    direct = [ln for _, port, ln in network_calls(lines) if port == model_port]
+    assert not direct, "the agent reached the model around the proxy:\n" + "\n".join(direct[:5])
 
     # curl … | sh was denied by the hook and never executed.
     argvs = execs(lines)
