@@ -61,13 +61,14 @@ def _missing(what: str) -> None:
 def _works(bin_dir: Path, cli: AgentCli) -> bool:
     exe = bin_dir / cli.command
     try:
-        out = subprocess.run(
-            [str(exe), "--version"],
-            capture_output=True,
-            timeout=60,
-            env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": tempfile.gettempdir()},
-            check=False,
-        )
+        with tempfile.TemporaryDirectory() as home:  # whatever the CLI writes there goes
+            out = subprocess.run(
+                [str(exe), "--version"],
+                capture_output=True,
+                timeout=60,
+                env={"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin", "HOME": home},
+                check=False,
+            )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return out.returncode == 0 and cli.version in out.stdout.decode(errors="replace")
