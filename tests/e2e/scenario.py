@@ -67,7 +67,9 @@ class Result:
     standin_url: str
     proxy_log: str
     repo: str
-    trace: str  # strace -ff output prefix
+    trace: str  # the strace output file
+    doctor_rc: int | None  # `domestique doctor` after the run, with the agent's environment
+    doctor: str
     exchanges: list[dict[str, object]]
 
 
@@ -133,6 +135,23 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+def run_doctor(spec: Spec, env: dict[str, str], repo: Path) -> tuple[int | None, str]:
+    """``domestique doctor`` as the developer would run it after the set-up."""
+    try:
+        done = subprocess.run(
+            [str(Path(spec.domestique_bin) / "domestique"), "doctor"],
+            env=env,
+            cwd=repo,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None, "doctor timed out"
+    return done.returncode, (done.stdout + done.stderr).decode("utf-8", "replace")
 
 
 def become_subreaper() -> None:
@@ -230,6 +249,7 @@ def run(spec: Spec, netns: bool) -> Result:
                 agent.wait(30)
                 rc = None
         elapsed = time.monotonic() - start
+        doctor_rc, doctor = run_doctor(spec, env, repo)
     finally:
         stop(proxy)
         stop_leftovers(20.0)
@@ -245,6 +265,8 @@ def run(spec: Spec, netns: bool) -> Result:
         proxy_log=proxy_log.read_text("utf-8", "replace"),
         repo=str(repo),
         trace=str(trace),
+        doctor_rc=doctor_rc,
+        doctor=doctor,
         exchanges=[asdict(e) for e in state.exchanges],
     )
 

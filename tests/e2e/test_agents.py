@@ -232,6 +232,11 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     other = {c["code"] for x in forwarded for c in x["reasons"]} - {"secret.aws_access_key_id"}
     assert not other, f"the proxy changed more than the secret: {sorted(other)}"
 
+    # `domestique doctor` finds the host set up: hook installed, run by the host, answering,
+    # and no traffic around the firewall.
+    assert r["doctor_rc"] == 0, f"doctor says:\n{r['doctor']}"
+    assert re.search(rf"^{host}\s+ok\s.*runs=yes answering=yes", r["doctor"], re.M), r["doctor"]
+
     # The host showed the deny as a policy decision, not as a failed hook.
     assert not re.search(r"[Hh]ook\(?s?\)? .{0,40}failed", shown), f"hook failure shown{context}"
 
