@@ -93,7 +93,7 @@ def _tool_names(req: dict[str, Any]) -> list[str]:
     return names
 
 
-def _tool_results(req: dict[str, Any]) -> list[str]:
+def tool_results(req: dict[str, Any]) -> list[str]:
     """The text of every tool result in the conversation, oldest first."""
     out: list[str] = []
     for msg in req.get("messages") or []:  # Anthropic
@@ -135,7 +135,7 @@ def plan(req: dict[str, Any]) -> tuple[str, str, dict[str, Any] | None]:
             schema = config.get("responseJsonSchema") or config.get("responseSchema")
             return "side", json.dumps(example(schema)), None
         return "side", "ok", None
-    results = _tool_results(req)
+    results = tool_results(req)
     if not results:
         return "pipe", "", {"name": shell, "args": SHELL_TOOLS[shell](PIPE_TO_SHELL)}
     if len(results) == 1:

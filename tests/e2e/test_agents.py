@@ -20,7 +20,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,8 @@ import pytest
 
 from .conftest import CLIS, install_cli
 from .scenario import Spec
-from .standin import GIT_STATUS, PIPE_TO_SHELL, PLACEHOLDER, _tool_results
+from .standin import GIT_STATUS, PIPE_TO_SHELL, PLACEHOLDER, tool_results
+from .trace import LOOPBACK, exec_attempts, network_calls
 
 pytestmark = pytest.mark.e2e
 
@@ -112,32 +112,9 @@ def run_agent(
 
 # --- reading what happened ------------------------------------------------------------------
 
-LOOPBACK = ("127.0.0.1", "::1", "::ffff:127.0.0.1")
-
 
 def trace_lines(result: dict[str, Any]) -> list[str]:
     return Path(result["trace"]).read_text(errors="replace").splitlines()
-
-
-def network_calls(lines: list[str]) -> Iterator[tuple[str, int, str]]:
-    """(address, port, line) of every connect/send naming an IPv4 or IPv6 address."""
-    for line in lines:
-        if not re.search(r"\b(connect|sendto|sendmsg|sendmmsg)\(", line):
-            continue
-        for m in re.finditer(
-            r"sin6?_port=htons\((\d+)\).*?(?:inet_addr\(|inet_pton\(AF_INET6?, )\"([^\"]+)\"", line
-        ):
-            yield m.group(2), int(m.group(1)), line
-
-
-def execs(lines: list[str]) -> list[list[str]]:
-    """The argv of every successful execve."""
-    out = []
-    for line in lines:
-        m = re.search(r"execve\(\"[^\"]*\", \[(.*?)\](?:\.\.\.)?, .*\) = 0", line)
-        if m:
-            out.append(json.loads("[" + m.group(1).replace('"...', '"') + "]"))
-    return out
 
 
 def audit_records(dhome: str) -> list[dict[str, Any]]:
@@ -173,7 +150,10 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     turns = [e["turn"] for e in main_turns(r)]
     assert turns == ["pipe", "git", "final"], f"turns {turns}{context}"
 
-    # No DNS look-up, no connection off loopback, nothing to the pipe's URL.
+    # No DNS look-up, no connection off loopback, nothing to the pipe's URL. (The trace must
+    # show the agent reaching the proxy, or the reader found nothing and proves nothing.)
+    proxy_port = int(r["proxy_url"].rsplit(":", 1)[1])
+    assert [ln for _, port, ln in network_calls(lines) if port == proxy_port], "trace is empty"
     off_loopback = [ln for addr, _, ln in network_calls(lines) if addr not in LOOPBACK]
     assert not off_loopback, "traffic off loopback:\n" + "\n".join(off_loopback[:10])
     dns = [ln for _, port, ln in network_calls(lines) if port == 53]
@@ -184,10 +164,11 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     assert not direct, "the agent reached the model around the proxy:\n" + "\n".join(direct[:5])
 
     # curl … | sh was denied by the hook and never executed.
-    argvs = execs(lines)
-    assert not [a for a in argvs if Path(a[0]).name == "curl"], "curl was executed"
-    assert not [a for a in argvs if any("127.0.0.1:9/x" in w for w in a)], "the pipe ran"
-    denial = _tool_results(json.loads(main_turns(r)[1]["body"]))
+    tried = list(exec_attempts(lines))
+    assert any(a[:2] == ["bash", "-euc"] for _, a, _ in tried), "no execve read from the trace"
+    assert not [p for p, _, _ in tried if Path(p).name == "curl"], "curl was executed"
+    assert not [a for _, a, _ in tried if any("127.0.0.1:9/x" in w for w in a)], "the pipe ran"
+    denial = tool_results(json.loads(main_turns(r)[1]["body"]))
     assert denial, "the refused call's result did not reach the model"
     assert "cmd.pipe_to_shell" in denial[0], f"the model saw {denial}"
     records = audit_records(r["dhome"])
@@ -200,9 +181,10 @@ def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None
     ), "no hook deny record for the pipe"
 
     # git status ran, and its output reached the model.
-    assert [a for a in argvs if a[:2] == ["git", "status"] and len(a) == 2], "git status not run"
+    ran = [p for p, a, failed in tried if a == ["git", "status"] and not failed]
+    assert ran, "git status did not run"
     final_req = json.loads(main_turns(r)[2]["body"])
-    status = _tool_results(final_req)[1]
+    status = tool_results(final_req)[1]
     assert "On branch" in status, f"the model saw {status[:500]}"
     assert MARKER in status, f"the model saw {status[:500]}"
     assert any(GIT_STATUS in json.dumps(x["object"]) for x in hook if x["action"] == "allow")
