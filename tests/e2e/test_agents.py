@@ -15,6 +15,7 @@ run still shows the attempt.
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import shutil
@@ -60,7 +61,8 @@ def new_secret() -> str:
 
 
 def netns_available() -> bool:
-    if shutil.which("unshare") is None:
+    """``unshare -rn`` works here (``DOMESTIQUE_E2E_NETNS=0`` turns the namespace off)."""
+    if os.environ.get("DOMESTIQUE_E2E_NETNS") == "0" or shutil.which("unshare") is None:
         return False
     try:
         done = subprocess.run(
