@@ -493,6 +493,15 @@ def answer(
             return 200, "application/json", [json.dumps(ANTHROPIC_MODELS).encode()]
         if path == "/v1/models":
             return 200, "application/json", [json.dumps(OPENAI_MODELS).encode()]
+        one = re.fullmatch(r"/v1(?:beta)?/models/([\w.:-]+)", path)
+        if one is not None:
+            if gemini:
+                model: dict[str, Any] = {**GEMINI_MODELS["models"][0], "name": f"models/{one[1]}"}
+            elif "anthropic-version" in headers:
+                model = {**ANTHROPIC_MODELS["data"][0], "id": one[1]}
+            else:
+                model = {**OPENAI_MODELS["data"][0], "id": one[1]}
+            return 200, "application/json", [json.dumps(model).encode()]
         return 404, "application/json", [b'{"error": {"message": "no such route"}}']
     req = json.loads(body)
     n = words(req)

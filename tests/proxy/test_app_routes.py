@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,8 +269,14 @@ def test_one_line_per_request_without_content(
     )
     client.get(url + "/v1/fine_tuning/jobs")
     client.get(url + f"/v1/x/{C}")
+    deadline = time.monotonic() + 5
+    while len(lines) < 3 and time.monotonic() < deadline:  # written once the answer is sent
+        time.sleep(0.01)
     assert len(lines) == 3
-    first, second, third = lines
+    # Each line is written after its answer went out: take them by content, not by order.
+    first = next(ln for ln in lines if "anthropic.messages" in ln)
+    second = next(ln for ln in lines if "/v1/fine_tuning/jobs" in ln)
+    third = next(ln for ln in lines if "/v1/x/" in ln)
     assert "anthropic.messages model=claude-x redact codes=secret.aws_access_key" in first
     assert "fields=" in first
     assert "judge=" in first
@@ -278,4 +285,24 @@ def test_one_line_per_request_without_content(
     assert "status=404" in second
     assert all(C not in line for line in lines)
     assert all(line.count("\n") == 1 for line in lines)
-    assert "/v1/x/" in third
+    assert "/v1/x/AKIA…P4RN model=-" in third  # the path's secret segment masked
+
+
+def test_model_names_are_recorded_as_sent_unless_they_hold_a_secret(
+    firewall: tuple[str, Upstream, Path, list[str]], client: httpx.Client
+) -> None:
+    """A dated model name is recorded as it is; a secret sent as the model name is masked in
+    the record (the body's copy is redacted like any field)."""
+    url, up, home, _ = firewall
+    for model in ("claude-sonnet-4-5-20250929", C):
+        client.post(
+            url + "/v1/messages",
+            json={"model": model, "messages": [{"role": "user", "content": "hi"}]},
+            headers={"x-api-key": "k"},
+        )
+    plain, secret = _records(home)[-2:]
+    assert plain.object["model"] == "claude-sonnet-4-5-20250929"
+    assert secret.object["model"] == "AKIA…P4RN"
+    assert C.encode() not in up.bodies()
+    data = b"".join(p.read_bytes() for p in home.rglob("audit*") if p.is_file())
+    assert C.encode() not in data

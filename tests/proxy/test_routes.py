@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from domestique.proxy.routes import Operation, Probe, Provider, Refusal, Route, classify
 
@@ -271,3 +273,34 @@ def test_root_probe_is_answered_locally(method: str) -> None:
     assert isinstance(probe, Probe)
     assert probe.provider is Provider.ANTHROPIC
     assert isinstance(classify("POST", "/", {}), Refusal)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    method=st.sampled_from(["GET", "POST", "HEAD", "PUT"]),
+    path=st.one_of(
+        st.text(alphabet="/v1betalphmodsunMG:.%-_AZ09?&\\", max_size=60),
+        st.builds(
+            "/{}/{}/{}{}".format,
+            st.sampled_from(["v1", "v1beta", "v1alpha", "v2"]),
+            st.sampled_from(["models", "tunedModels", "files"]),
+            st.text(alphabet="ab1./%-_:", min_size=0, max_size=12),
+            st.sampled_from(["", ":generateContent", ":countTokens", ":predict", "/"]),
+        ),
+    ),
+    headers=st.sampled_from([{}, {"anthropic-version": "1"}, {"x-goog-api-key": "k"}]),
+)
+def test_any_route_taken_is_a_plain_path(method: str, path: str, headers: dict[str, str]) -> None:
+    """Whatever the path, a route is only taken for a plain one: forwarded exactly as given,
+    under /v1, /v1beta or /v1alpha, no empty, ``.`` or ``..`` segment, no encoding, no query."""
+    decision = classify(method, path, headers)
+    if isinstance(decision, Route):
+        assert decision.path == path
+        assert path.split("/")[1] in ("v1", "v1beta", "v1alpha")
+        assert all(seg not in ("", ".", "..") for seg in path.split("/")[1:])
+        assert not set("%?\\&") & set(path)
+        assert decision.method == method
+    elif isinstance(decision, Probe):
+        assert path == "/"
+    else:
+        assert decision.code == "proxy.unknown_route"

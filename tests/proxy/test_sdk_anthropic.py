@@ -41,9 +41,11 @@ def _client(url: str) -> anthropic.Anthropic:
 def _both(pair: Pair, scenario: Callable[[anthropic.Anthropic], Any]) -> tuple[Any, Any]:
     """(result direct, result through the firewall); the secret never reached the stand-in
     on the firewall's run."""
-    direct = scenario(_client(pair.direct))
+    with _client(pair.direct) as c:
+        direct = scenario(c)
     pair.stand_in.received.clear()
-    through = scenario(_client(pair.firewall))
+    with _client(pair.firewall) as c:
+        through = scenario(c)
     assert pair.stand_in.received, "the firewall forwarded nothing"
     assert SECRET.encode() not in pair.stand_in.bodies()
     return direct, through
@@ -147,11 +149,22 @@ def test_count_tokens(pair: Pair) -> None:
 
 def test_models_list(pair: Pair) -> None:
     """models.list(): GET /v1/models, recognised as Anthropic's by its headers."""
-    pages = {
-        url: [m.model_dump() for m in _client(url).models.list()]
-        for url in (pair.direct, pair.firewall)
-    }
+    pages = {}
+    for url in (pair.direct, pair.firewall):
+        with _client(url) as c:
+            pages[url] = [m.model_dump() for m in c.models.list()]
     assert pages[pair.firewall] == pages[pair.direct]
     assert pages[pair.firewall][0]["id"] == MODEL
     last = pair.stand_in.received[-1]
     assert (last.method, last.path.split("?")[0]) == ("GET", "/v1/models")
+
+
+def test_models_retrieve(pair: Pair) -> None:
+    """models.retrieve(id): GET /v1/models/{id}, as direct."""
+    got = {}
+    for url in (pair.direct, pair.firewall):
+        with _client(url) as c:
+            got[url] = c.models.retrieve(MODEL).model_dump()
+    assert got[pair.firewall] == got[pair.direct]
+    assert got[pair.firewall]["id"] == MODEL
+    assert pair.stand_in.received[-1].path == f"/v1/models/{MODEL}"

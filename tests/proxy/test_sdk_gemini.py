@@ -61,9 +61,11 @@ def _both(
 ) -> tuple[Any, Any]:
     """(result direct, result through the firewall); the secret never reached the stand-in
     on the firewall's run, and every request went to the expected API version."""
-    direct = scenario(_client(pair.direct, version))
+    with _client(pair.direct, version) as c:
+        direct = scenario(c)
     pair.stand_in.received.clear()
-    through = scenario(_client(pair.firewall, version))
+    with _client(pair.firewall, version) as c:
+        through = scenario(c)
     assert pair.stand_in.received, "the firewall forwarded nothing"
     assert SECRET.encode() not in pair.stand_in.bodies()
     expected = f"/{version or 'v1'}/"
@@ -177,9 +179,23 @@ def test_embed_content(pair: Pair, version: str) -> None:
 @pytest.mark.parametrize("version", VERSIONS)
 def test_models_list(pair: Pair, version: str) -> None:
     """models.list(): GET /{version}/models, forwarded as Gemini's by its x-goog-api-key."""
-    clients = {url: _client(url, version) for url in (pair.direct, pair.firewall)}
-    pages = {url: [_dump(m) for m in c.models.list()] for url, c in clients.items()}
+    pages = {}
+    for url in (pair.direct, pair.firewall):
+        with _client(url, version) as c:
+            pages[url] = [_dump(m) for m in c.models.list()]
     assert pages[pair.firewall] == pages[pair.direct]
     assert pages[pair.firewall][0]["name"] == f"models/{MODEL}"
     last = pair.stand_in.received[-1]
     assert (last.method, last.path.split("?")[0]) == ("GET", f"/{version}/models")
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_models_get(pair: Pair, version: str) -> None:
+    """models.get(model): GET /{version}/models/{model}, as direct."""
+    got = {}
+    for url in (pair.direct, pair.firewall):
+        with _client(url, version) as c:
+            got[url] = _dump(c.models.get(model=MODEL))
+    assert got[pair.firewall] == got[pair.direct]
+    assert got[pair.firewall]["name"] == f"models/{MODEL}"
+    assert pair.stand_in.received[-1].path.split("?")[0] == f"/{version}/models/{MODEL}"

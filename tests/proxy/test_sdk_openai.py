@@ -60,9 +60,11 @@ def _client(url: str) -> openai.OpenAI:
 def _both(pair: Pair, scenario: Callable[[openai.OpenAI], Any]) -> tuple[Any, Any]:
     """(result direct, result through the firewall); the secret never reached the stand-in
     on the firewall's run."""
-    direct = scenario(_client(pair.direct))
+    with _client(pair.direct) as c:
+        direct = scenario(c)
     pair.stand_in.received.clear()
-    through = scenario(_client(pair.firewall))
+    with _client(pair.firewall) as c:
+        through = scenario(c)
     assert pair.stand_in.received, "the firewall forwarded nothing"
     assert SECRET.encode() not in pair.stand_in.bodies()
     return direct, through
@@ -153,7 +155,8 @@ def test_redacted_tool_arguments_keep_their_text(pair: Pair) -> None:
     history: list[Any] = [*CHAT, {"role": "assistant", "tool_calls": [call]}]
     history.append({"role": "tool", "tool_call_id": "call_01", "content": "done"})
     pair.stand_in.received.clear()
-    _client(pair.firewall).chat.completions.create(model=MODEL, messages=history)
+    with _client(pair.firewall) as c:
+        c.chat.completions.create(model=MODEL, messages=history)
     sent = json.loads(pair.stand_in.received[-1].body)["messages"][2]["tool_calls"][0]
     forwarded = sent["function"]["arguments"]
     assert SECRET not in forwarded
@@ -245,11 +248,22 @@ def test_embeddings(pair: Pair, encoding: str) -> None:
 
 def test_models_list(pair: Pair) -> None:
     """models.list(): GET /v1/models reaches OpenAI's upstream, as direct."""
-    pages = {
-        url: [m.model_dump() for m in _client(url).models.list()]
-        for url in (pair.direct, pair.firewall)
-    }
+    pages = {}
+    for url in (pair.direct, pair.firewall):
+        with _client(url) as c:
+            pages[url] = [m.model_dump() for m in c.models.list()]
     assert pages[pair.firewall] == pages[pair.direct]
     assert pages[pair.firewall][0]["id"] == MODEL
     last = pair.stand_in.received[-1]
     assert (last.method, last.path) == ("GET", "/v1/models")
+
+
+def test_models_retrieve(pair: Pair) -> None:
+    """models.retrieve(id): GET /v1/models/{id}, as direct."""
+    got = {}
+    for url in (pair.direct, pair.firewall):
+        with _client(url) as c:
+            got[url] = c.models.retrieve(MODEL).model_dump()
+    assert got[pair.firewall] == got[pair.direct]
+    assert got[pair.firewall]["id"] == MODEL
+    assert pair.stand_in.received[-1].path == f"/v1/models/{MODEL}"

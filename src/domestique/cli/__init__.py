@@ -31,7 +31,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("domestique.cli.report", "what left, what was redacted or blocked, and why"),
     "policy": ("domestique.cli.policy", "check a policy file or show the effective policy"),
     "records": ("domestique.cli.records", "register customer records for exact-data-match"),
-    "codes": ("domestique.cli.codes", "list every reason code Domestique can emit"),
+    "codes": ("domestique.cli.codes", "list every reason code, or explain one"),
+    "explain": (
+        "domestique.cli.explain",
+        "why a command or a recorded decision got its verdict, and what would allow it",
+    ),
+    "allow": (
+        "domestique.cli.allow",
+        "turn a false positive into an allow rule: --once, --repo or --user",
+    ),
 }
 
 

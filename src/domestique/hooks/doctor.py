@@ -533,4 +533,7 @@ def run(argv: list[str]) -> int:
                 sys.stdout.write(f"{'':12} - {p}\n")
             for t in r.traffic:
                 sys.stdout.write(f"{'':12} ! around the firewall: {t}\n")
+        from domestique.cli.policy import mode_line
+
+        sys.stdout.write(mode_line(project) + "\n")
     return 0 if all(r.ok for r in reports) else 1

@@ -33,6 +33,7 @@ from typing import Any
 from domestique.keys import domestique_home, ensure_private_dir
 from domestique.policy._locate import Positions, line_col_of_offset
 from domestique.policy._model import (
+    ENFORCE,
     DecisionContext,
     EffectivePolicy,
     LayerInfo,
@@ -40,7 +41,7 @@ from domestique.policy._model import (
     Rule,
 )
 from domestique.policy._validate import PROJECT, LayerResult
-from domestique.records import Action, Actor, Component, PolicyRef
+from domestique.records import JUDGING_COMPONENTS, Action, Actor, Component, PolicyRef
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 SYSTEM_POLICY = Path("/etc/domestique/policy.toml")
@@ -203,7 +204,7 @@ def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | Non
 
 
 def _covered_contexts(rule: Rule) -> Iterator[DecisionContext]:
-    components = sorted(rule.match.components) or [c.value for c in Component]
+    components = sorted(rule.match.components) or [c.value for c in JUDGING_COMPONENTS]
     actors = sorted(rule.match.actors) or [a.value for a in Actor]
     agent = min(rule.match.agents) if rule.match.agents else None
     tool = min(rule.match.tools) if rule.match.tools else None
@@ -221,6 +222,7 @@ def merge_layers(
     if errors:
         return EffectivePolicy.invalid(errors, infos)
     settings: dict[str, Action] = {}
+    mode = ENFORCE
     base: dict[str, Rule] = {}
     project: dict[str, Rule] = {}
     for layer, result in loaded:
@@ -235,6 +237,7 @@ def merge_layers(
                 project[rule.id] = rule
             continue
         settings.update(result.settings)
+        mode = result.mode or mode
         for rule in result.rules:
             earlier = base.pop(rule.id, None)  # a later layer's rule replaces it, ranks later
             if earlier is not None and layer.kind == "builtin" and earlier.layer == "builtin":
@@ -247,6 +250,7 @@ def merge_layers(
     policy_settings = PolicySettings(
         unmatched=settings.get("unmatched", Action.DENY),
         unknown_tool=settings.get("unknown_tool", Action.ASK),
+        mode=mode,
     )
     without_project = EffectivePolicy(
         settings=policy_settings, rules=list(base.values()), layers=infos
@@ -283,7 +287,7 @@ def _loosens(rule: Rule, base: EffectivePolicy, registered: Sequence[str]) -> st
                 hosts=(host,) if host else (),
                 paths=(path,) if path else (),
             )
-            given = base.action_for(code, ctx_one)
+            given = base.policy_action_for(code, ctx_one)
             if rule.action.severity < given.severity:
                 return (
                     f"{rule.source}:1: a project policy may only tighten: rule {rule.id!r} sets "
@@ -344,6 +348,7 @@ def _from_cache(data: dict[str, Any]) -> EffectivePolicy:
     settings = PolicySettings(
         unmatched=Action(data["settings"]["unmatched"]),
         unknown_tool=Action(data["settings"]["unknown_tool"]),
+        mode=str(data["settings"].get("mode", ENFORCE)),
     )
     rules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["rules"]]
     prules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["project_rules"]]

@@ -432,6 +432,7 @@ class FirewallApp:
             obj=obj,
             agent=agent,
             trace=trace,
+            would=None if action is not inspection.action else inspection.would,
         )
         if record.action.stops or inspection.body is None:
             await _respond(
@@ -724,6 +725,23 @@ class FirewallApp:
             await asyncio.get_running_loop().run_in_executor(None, vault.put, response_id, mapping)
 
     # -- records ------------------------------------------------------------------------------
+    def _masked(self, text: str) -> str:
+        """``text`` (a refused path) with every finding replaced by its masked preview.
+
+        A refused request was never scanned, yet its path goes into the record and onto the
+        terminal: a key pasted into a URL must not.
+        """
+        findings = sorted(self._current_scanner().scan(text), key=lambda f: f.start)
+        out, last = [], 0
+        for f in findings:
+            if f.start < last:
+                continue
+            out.append(text[last : f.start])
+            out.append(f.preview or "…")
+            last = f.end
+        out.append(text[last:])
+        return "".join(out)
+
     async def _record(
         self,
         *,
@@ -737,10 +755,11 @@ class FirewallApp:
         obj: Mapping[str, JSONValue],
         agent: str | None = None,
         trace: _Trace | None = None,
+        would: Action | None = None,
     ) -> DecisionRecord:
         base: dict[str, JSONValue] = {
             "provider": provider.value,
-            "route": route.operation.value if route else safe_text(path[:200]),
+            "route": route.operation.value if route else self._masked(path[:200]),
             "upstream_host": self._hosts.get(provider, ""),
         }
         base.update(obj)
@@ -759,6 +778,7 @@ class FirewallApp:
             policy=self.engine.policy.ref,
             engine={"domestique": __version__, "proxy": "1"},
             latency_us=(time.perf_counter_ns() - t0) // 1000,
+            would_action=would,
         )
         stored = await self._store(record)
         if trace is not None:
@@ -779,7 +799,7 @@ def _object(route: Route, ins: Inspection, upstream_host: str) -> dict[str, JSON
         dict.fromkeys(ev.fingerprint for r in ins.reasons for ev in r.evidence if ev.fingerprint)
     )[:50]
     return {
-        "model": safe_text(ins.model) if ins.model is not None else None,
+        "model": _model_for_record(ins),
         "upstream_host": upstream_host,
         "stream": ins.stream,
         "bytes_in": ins.bytes_in,
@@ -790,18 +810,19 @@ def _object(route: Route, ins: Inspection, upstream_host: str) -> dict[str, JSON
     }
 
 
-def safe_text(text: str) -> str:
-    """``text`` (a model name, a path) for the record and the terminal, secrets masked.
+def _model_for_record(ins: Inspection) -> str | None:
+    """The model name for the record, masked when the scan found something in it.
 
-    The model name and a refused path are the client's own text; the audit gate masks only
-    the fields it knows to be input, so these are masked here, each ``/`` segment that could
-    hold a secret shown by its shape (``/v1/AKIA…P4RN``).
+    The pipeline scans the body's ``model`` field like any other and the model named in a
+    Gemini path (``path.model``); a finding there means the name itself is (or holds) a
+    secret, and the record is not the place to keep it.
     """
-    from domestique.audit._mask import may_hold_secret
-
-    return "/".join(
-        mask_preview(part) if may_hold_secret(part) else part for part in text.split("/")
-    )
+    model = ins.model
+    if model is None:
+        return None
+    if any(ev.where in ("model", "path.model") for r in ins.reasons for ev in r.evidence):
+        return mask_preview(model)
+    return model
 
 
 @dataclass(slots=True)
