@@ -19,6 +19,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -52,7 +53,8 @@ def cache_root() -> Path:
     return Path(base) / "domestique-e2e"
 
 
-def _missing(what: str) -> None:
+def missing(what: str) -> NoReturn:
+    """Skip, or fail when the suite is required (CI)."""
     if os.environ.get("DOMESTIQUE_E2E_REQUIRED") == "1":
         pytest.fail(f"end-to-end suite: {what}")
     pytest.skip(f"end-to-end suite: {what}")
@@ -82,8 +84,7 @@ def install_cli(cli: AgentCli) -> Path:
         return bin_dir
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
-        _missing("node and npm are needed to install the agent CLIs")
-    assert npm is not None
+        missing("node and npm are needed to install the agent CLIs")
     final.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{cli.folder}-", dir=final.parent))
     try:
@@ -93,7 +94,7 @@ def install_cli(cli: AgentCli) -> Path:
             capture_output=True, timeout=INSTALL_TIMEOUT_S, check=False,
         )  # fmt: skip
         if done.returncode != 0:
-            _missing(f"npm install {cli.package}@{cli.version} failed: {done.stderr[-2000:]!r}")
+            missing(f"npm install {cli.package}@{cli.version} failed: {done.stderr[-2000:]!r}")
         if cli.host == "claude-code":
             # The postinstall replaces bin/claude.exe by the platform package's binary.
             pkg = staging / "node_modules" / cli.package
@@ -105,5 +106,5 @@ def install_cli(cli: AgentCli) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if not _works(bin_dir, cli):
-        _missing(f"{cli.package}@{cli.version} installed but `{cli.command} --version` fails")
+        missing(f"{cli.package}@{cli.version} installed but `{cli.command} --version` fails")
     return bin_dir

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import CLIS, install_cli
+from .conftest import CLIS, install_cli, missing
 from .scenario import Spec
 from .standin import GIT_STATUS, PIPE_TO_SHELL, PLACEHOLDER, tool_results
 from .trace import LOOPBACK, exec_attempts, network_calls
@@ -81,7 +81,7 @@ def netns() -> bool:
 @pytest.fixture(scope="session", autouse=True)
 def needs_strace() -> None:
     if shutil.which("strace") is None:
-        pytest.fail("strace is needed to trace the agents (apt-get install strace)")
+        missing("strace is needed to trace the agents (apt-get install strace)")
 
 
 def run_agent(
