@@ -122,12 +122,30 @@ def _route(path: str) -> Route:
     return route
 
 
+NUMBER = 7391826405173  # what NumberScanner finds as a number's text
+IDENT_CANARY = "dq_canary_AbCdEfGhIjKlMnOpQrSt"  # letters and "_" only: an identifier
+
+
+class NumberScanner(CanaryScanner):
+    """The canary scanner that also finds NUMBER's digits (a card number, say)."""
+
+    def scan(self, text: str) -> list[Any]:
+        from .conftest import CanaryFinding
+
+        found: list[Any] = super().scan(text)
+        at = text.find(str(NUMBER))
+        while at >= 0:
+            found.append(CanaryFinding("secret.number", at, at + 13, "hmac-sha256:n", "73…73"))
+            at = text.find(str(NUMBER), at + 1)
+        return found
+
+
 def _inspect(path: str, raw: bytes, policy: TablePolicy | None = None) -> Inspection:
     return inspect_request(
         _route(path),
         raw,
         content_encoding="",
-        scanner=CanaryScanner(),
+        scanner=NumberScanner(),
         policy=policy or TablePolicy(),
         maker=MAKER,
         fingerprinter=Fingerprinter(KEY),
@@ -222,35 +240,44 @@ def _rename(holder: dict[str, Any], old: str, new: str) -> None:
 @given(
     body=bodies,
     path=st.sampled_from(PATHS),
-    where=st.sampled_from(("value", "key", "inside", "json-string")),
+    where=st.sampled_from(
+        ("value", "key", "ident-key", "inside", "json-string", "number", "json-number")
+    ),
     pick=st.integers(min_value=0),
     around=st.tuples(st.text(max_size=6), st.text(max_size=6)),
 )
 def test_a_secret_anywhere_is_redacted_or_blocked(
     body: dict[str, Any], path: str, where: str, pick: int, around: tuple[str, str]
 ) -> None:
-    """A secret as a key, a value, inside a longer string, or inside JSON held in a string.
+    """A secret as a key (an identifier too), a value, inside a longer string, inside JSON
+    held in a string, or a number (plain or inside JSON held in a string).
 
     Whatever surrounds it, the request is blocked or what is forwarded no longer holds it.
     """
     slots = _slots(body) or [(body, "k")]
     holder, slot = slots[pick % len(slots)]
     secret = around[0] + " " + CANARY + " " + around[1]
-    if where == "key":
-        if isinstance(holder, dict) and slot in holder and CANARY not in holder:
-            _rename(holder, slot, CANARY)
+    probe = CANARY
+    if where in ("key", "ident-key"):
+        probe = CANARY if where == "key" else IDENT_CANARY
+        if isinstance(holder, dict) and slot in holder and probe not in holder:
+            _rename(holder, slot, probe)
         else:
-            holder[slot] = {CANARY: "v"}
+            holder[slot] = {probe: "v"}
     elif where == "inside":
         holder[slot] = secret
     elif where == "json-string":
         holder[slot] = json.dumps({"cmd": secret, "type": {"type": "string"}})
+    elif where == "number":
+        holder[slot], probe = NUMBER, str(NUMBER)
+    elif where == "json-number":
+        holder[slot], probe = json.dumps({"n": [NUMBER]}), str(NUMBER)
     else:
         holder[slot] = CANARY
     raw = json.dumps(body).encode()
-    assert CANARY.encode() in raw
+    assert probe.encode() in raw
     ins = _inspect(path, raw, TablePolicy(dict(POLICY_TABLE)))
-    assert ins.blocked or CANARY.encode() not in (ins.body or b"")
+    assert ins.blocked or probe.encode() not in (ins.body or b"")
 
 
 # -- the answer side ---------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from domestique.proxy.envelopes import error_body, status_for
 from domestique.proxy.pipeline import (
     Inspection,
     ProxyPolicy,
+    RequestLine,
     ScanCache,
     ScannerLike,
     inspect_request,
@@ -392,12 +393,17 @@ class FirewallApp:
         agent = identify_agent(headers.get("user-agent", ""))
         upstream_host = self._hosts.get(route.provider, "")
         policy = _BoundPolicy(self.engine.policy, self.engine.context_for(agent, upstream_host))
+        line = RequestLine(
+            scope.get("query_string", b"").decode("latin-1"),
+            tuple((k, v) for k, v in _raw_headers(scope) if k.lower() not in _DROP_REQUEST),
+        )
         if route.carries_content:
-            inspection = self._inspect(route, body, headers, policy)
+            inspection = self._inspect(route, body, headers, policy, line)
         else:
             # No body: judged as an empty one, so the same pipeline asks the policy (an
-            # invalid policy still stops everything) and scans the model named in the path.
-            judged = self._inspect(route, b"{}", headers, policy)
+            # invalid policy still stops everything) and scans the model named in the path,
+            # the query and the headers.
+            judged = self._inspect(route, b"{}", headers, policy, line)
             inspection = dataclasses.replace(
                 judged, body=None if judged.blocked else b"", bytes_in=0, bytes_out=0
             )
@@ -520,7 +526,12 @@ class FirewallApp:
             await _respond(send, provider, status, record.reasons, record.id)
 
     def _inspect(
-        self, route: Route, body: bytes, headers: Mapping[str, str], policy: ProxyPolicy
+        self,
+        route: Route,
+        body: bytes,
+        headers: Mapping[str, str],
+        policy: ProxyPolicy,
+        line: RequestLine | None = None,
     ) -> Inspection:
         try:
             return inspect_request(
@@ -533,6 +544,7 @@ class FirewallApp:
                 fingerprinter=self._fingerprinter,
                 limits=self.config.limits,
                 cache=self._scan_cache,
+                line=line,
             )
         except Exception as exc:  # noqa: BLE001 - inner boundary: a crash in the core blocks
             return Inspection(Action.BLOCK, (error_reason(exc),), None, bytes_in=len(body))
