@@ -1993,7 +1993,7 @@ _CRED_HINTS = (
     "ssh", "aws", "gcloud", "azure", "kube", "docker", "netrc", "credential", "npmrc", "pypirc",
     "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
     "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
-    "serviceaccount", ".oci", "id_", ".pem", ".key",
+    "serviceaccount", ".oci", "id_", ".pem", ".key", ".env",
 )  # fmt: skip
 
 

@@ -83,12 +83,9 @@ def render(host: str, event: str, action: str, message: str, *, error: bool = Fa
     import failure): it adds exit 2 on every host that blocks on it, so a host that cannot read
     the JSON still blocks.
     """
-    if action == "block":
-        action = "deny"
-    if action not in ("allow", "ask", "deny"):
-        action, error = "deny", True
-    if action == "ask" and (host not in _ASK_HOSTS or _ask_unsupported(host, event)):
-        action = "deny"
+    if action not in ("allow", "ask", "deny", "block"):
+        error = True
+    action = host_action(host, event, action)
     stop = action != "allow"
     text = message.encode("utf-8", "replace")
     # The reason also goes to stderr where exit 2 carries it (the host shows stderr then).
@@ -140,6 +137,16 @@ def render(host: str, event: str, action: str, message: str, *, error: bool = Fa
     if stop and code == 2:
         err = text + b"\n"
     return out, err, code
+
+
+def host_action(host: str, event: str, action: str) -> str:
+    """``action`` as ``host`` can carry it out: block is deny, an unknown word is deny, and ask
+    is deny where the host (or this event of it) has no way to ask the person."""
+    if action == "block" or action not in ("allow", "ask", "deny"):
+        return "deny"
+    if action == "ask" and (host not in _ASK_HOSTS or _ask_unsupported(host, event)):
+        return "deny"
+    return action
 
 
 def _ask_unsupported(host: str, event: str) -> bool:
