@@ -24,7 +24,7 @@ from domestique.redact import PlaceholderMaker
 
 KEY_ID = "AKIAZ3MHQX7B2LKWP4RN"  # made-up AWS access key id
 STRIPE = "sk_live_abcdefghijklmnopqrstuvwx"  # made-up; letters and "_" only: an identifier
-CARD = 4111111111111111  # a test card number (Luhn-valid) written as a JSON number
+CARD = 4270961196796815  # made-up, Luhn-valid (not a famous test card): a JSON number
 EMAIL = "jane.roe@corp-mail.de"
 LINE = f"aws_access_key_id = {KEY_ID}\n"
 
@@ -454,9 +454,14 @@ def test_personal_data_and_secrets_in_tool_definitions_are_still_redacted(
     assert "[REDACTED:" in json.loads(ins.body)["tools"][0]["description"]
 
 
-def test_a_noreply_address_in_the_conversation_is_still_personal_data(home: Path) -> None:
-    """Only the agent's own tool definitions are exempt; a user message is judged as ever."""
-    ins = _inspect(home, _user("write to noreply@anthropic.com"))
+def test_a_role_address_is_exempt_in_tool_definitions_only(home: Path) -> None:
+    """``security@…`` in the agent's own tool text is not altered; in a user message it is
+    judged as ever (redacted)."""
+    text = "Report issues to security@vendor-tools.io"
+    tools = [{"name": "Report", "description": text, "input_schema": {"type": "object"}}]
+    ins = _inspect(home, {**_user("hi"), "tools": tools})
+    assert ins.action is Action.ALLOW, _codes(ins)
+    ins = _inspect(home, _user(text))
     assert ins.action is Action.REDACT
 
 
