@@ -121,8 +121,10 @@ def rebuild(data: Mapping[str, Any]) -> Rebuilt:
     cwd = _string(obj.get("cwd"))
     command = _string(obj.get("command"))
     unknown: set[str] = set()
-    if command is not None and any(r.code.startswith(_SENSITIVE_PREFIXES) for r in reasons):
-        command = None  # stored masked: not the command line that was judged
+    if command is not None and (
+        "…" in command or any(r.code.startswith(_SENSITIVE_PREFIXES) for r in reasons)
+    ):
+        command = None  # stored masked (the audit gate's previews): not the line judged
         unknown.add("command")
     if component is Component.PROXY:
         upstream = _string(obj.get("upstream_host"))
@@ -305,7 +307,10 @@ class WhatIf:
                 old = decided_action(decide(self.baseline, one), rebuilt.component)
                 new = decided_action(decide(self.candidate, one), rebuilt.component)
                 if old is not new:
-                    rule, source = _rule_label(self.candidate, reason.code, rebuilt.ctx)
+                    if rebuilt.unknown_tool:
+                        rule, source = "settings.unknown_tool", ""
+                    else:
+                        rule, source = _rule_label(self.candidate, reason.code, rebuilt.ctx)
                     per_code.append((reason.code, old.value, new.value, rule, source))
         return "", before, after, tuple(per_code)
 
