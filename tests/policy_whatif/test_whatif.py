@@ -124,6 +124,22 @@ def test_unchanged_policy_changes_nothing(
     assert _not_redecidable(report) == {ERROR: 1, PROJECT: 1}
     assert report["candidate"]["layer"] == "user"
     assert report["schema"] == 1
+    # The documented schema (docs/policy.md): scripts rely on these keys.
+    assert set(report) == {
+        "schema",
+        "candidate",
+        "baseline",
+        "since",
+        "records",
+        "redecided",
+        "unchanged",
+        "changed",
+        "changes",
+        "by_code",
+        "by_rule",
+        "not_redecidable",
+    }
+    assert set(report["candidate"]) == {"file", "layer", "sha256", "mode"}
 
 
 def test_tightening_counts_and_examples_are_exact(

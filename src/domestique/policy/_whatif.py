@@ -237,6 +237,7 @@ class WhatIf:
         self.not_redecidable_examples: dict[str, list[str]] = {}
         # Records share few contexts: one result per (reasons, context, decided) key.
         self._memo: dict[tuple[Any, ...], Judged] = {}
+        self._scoped = baseline.scoped or candidate.scoped
 
     def _skip(self, reason: str, record_id: str) -> None:
         self.not_redecidable[reason] += 1
@@ -248,17 +249,16 @@ class WhatIf:
         """Re-decide one stored record (its canonical JSON, parsed)."""
         self.records += 1
         record_id = str(data.get("id", "?"))
-        try:
-            rebuilt = rebuild(data)
-        except NotRedecidable as exc:
-            self._skip(str(exc), record_id)
-            return
-        codes = tuple(r.code for r in rebuilt.reasons)
-        key = (rebuilt.component, codes, rebuilt.ctx, rebuilt.decided, rebuilt.unknown)
-        memo = self._memo.get(key)
+        key = self._raw_key(data)
+        memo = self._memo.get(key) if key is not None else None
         if memo is None:
-            memo = self._judge(rebuilt, codes)
-            if len(self._memo) < 65536:
+            try:
+                rebuilt = rebuild(data)
+            except NotRedecidable as exc:
+                memo = (str(exc), Action.ALLOW, Action.ALLOW, ())
+            else:
+                memo = self._judge(rebuilt, tuple(r.code for r in rebuilt.reasons))
+            if key is not None and len(self._memo) < 65536:
                 self._memo[key] = memo
         problem, before, after, per_code = memo
         if problem:
@@ -273,6 +273,36 @@ class WhatIf:
         for code, old, new, rule, source in per_code:
             self.by_code.setdefault((code, old, new), Group()).add(example)
             self.by_rule.setdefault((rule, source, old, new), Group()).add(example)
+
+    def _raw_key(self, data: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        """Every stored value :func:`rebuild` reads, as a hashable key (None: no memo).
+
+        The directory and command are left out when no rule in either policy looks at them
+        (then they cannot change a decision), so records of one kind share one entry."""
+        try:
+            subject = data.get("subject") or {}
+            obj = data.get("object") or {}
+            scoped = self._scoped
+            return (
+                data["component"],
+                data["action"],
+                data.get("would_action"),
+                tuple(r["code"] for r in data["reasons"]),
+                subject.get("actor"),
+                subject.get("agent"),
+                (data.get("policy") or {}).get("id"),
+                bool(obj.get("follows")),
+                obj.get("kind"),
+                obj.get("tool"),
+                obj.get("upstream_host"),
+                tuple(obj.get("hosts") or ()),
+                tuple(obj.get("paths") or ()),
+                tuple(obj.get("urls") or ()),
+                obj.get("cwd") if scoped else obj.get("cwd") is None,
+                obj.get("command") if scoped else None,
+            )
+        except (KeyError, TypeError, AttributeError):
+            return None
 
     def _judge(self, rebuilt: Rebuilt, codes: tuple[str, ...]) -> Judged:
         same = rebuilt.decided
