@@ -310,3 +310,94 @@ def test_secret_values_never_printed(
     assert token not in out
     assert token[4:20] not in out
     assert "deny -> ask: 1" in out
+
+
+def _proxy_record(home: Path, codes: tuple[str, ...]) -> str:
+    """A firewall decision as the proxy makes it: the policy decides the reasons found in the
+    request for the agent and the upstream host; the record goes through record_decision."""
+    from domestique.policy import DecisionContext
+    from domestique.records import (
+        Action,
+        Component,
+        DecisionRecord,
+        Evidence,
+        Reason,
+    )
+
+    policy = load_policy(home=home)
+    ctx = DecisionContext(Component.PROXY, Actor.AGENT, agent="claude-code", hosts=("api.x.test",))
+    reasons = tuple(
+        Reason(c, f"{c} in messages[0].content", (Evidence("messages[0].content", "arn:…:role"),))
+        for c in codes
+    )
+    verdict = policy.decide(reasons, ctx)
+    action = Action.BLOCK if verdict.action.stops else verdict.action
+    record = DecisionRecord(
+        component=Component.PROXY,
+        action=action,
+        reasons=verdict.reasons,
+        subject=Subject(user="dev", host="laptop", agent="claude-code"),
+        object={"model": "m", "upstream_host": "api.x.test", "stream": False, "bytes_in": 10},
+        policy=policy.ref,
+        engine={"proxy": "1"},
+        latency_us=5,
+    )
+    return record_decision(record, home=home, stop=Action.BLOCK).id
+
+
+def test_firewall_redact_and_block(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Firewall records: redacting infrastructure identifiers moves an allowed request to
+    redact; blocking AWS keys moves a redacted one to block (the firewall's word for stop)."""
+    arn = _proxy_record(home, ("infra.aws_arn",))
+    key = _proxy_record(home, ("secret.aws_access_key_id",))
+    _proxy_record(home, ())
+    cand = _candidate(
+        tmp_path,
+        'version = 1\n[[rules]]\nid = "co-redact-infra"\ncodes = ["infra.*"]\naction = "redact"\n'
+        'components = ["proxy"]\n\n[[rules]]\nid = "co-stop-aws"\n'
+        'codes = ["secret.aws_access_key_id"]\naction = "deny"\nhosts = ["*.test"]\n',
+    )
+    rc, report = whatif(capsys, str(cand))
+    assert rc == 1
+    assert report["redecided"] == 3
+    changes = {(g["from"], g["to"]): _ids(g) for g in report["changes"]}
+    assert changes == {("allow", "redact"): [arn], ("redact", "block"): [key]}
+    assert report["changes"][0]["examples"][0]["evidence"][0]["preview"] in ("arn:…:role",)
+
+
+def test_monitor_mode_compares_what_was_decided(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Records made in monitor mode are compared on what the policy decided (would_action),
+    and the report names the candidate's mode when it differs."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (home / "policy.toml").write_text('version = 1\n[settings]\nmode = "monitor"\n')
+    pipe = _guard(home, PIPE, repo)
+    cand = _candidate(
+        tmp_path,
+        'version = 1\n[[rules]]\nid = "co-ask-installers"\ncodes = ["cmd.pipe_to_shell"]\n'
+        'action = "ask"\n',
+    )
+    rc, report = whatif(capsys, str(cand))
+    assert rc == 1
+    assert [(g["from"], g["to"], _ids(g)) for g in report["changes"]] == [("deny", "ask", [pipe])]
+    assert report["baseline"]["mode"] == "monitor"
+    assert report["candidate"]["mode"] == "enforce"
+
+
+def test_since_window_and_system_layer(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--since limits the records read; --layer system names the layer in the report."""
+    seed(home, tmp_path)
+    cand = _candidate(tmp_path, "version = 1\n")
+    rc = main(["policy", "whatif", "--json", "--since", "2999-01-01", str(cand)])
+    assert rc == 2  # a window in the future is an error, not "nothing changed"
+    assert "future" in capsys.readouterr().err
+    rc, report = whatif(capsys, "--layer", "system", str(cand))
+    assert rc == 0
+    assert report["candidate"]["layer"] == "system"
+    assert report["records"] == 9
