@@ -401,3 +401,31 @@ def test_since_window_and_system_layer(
     assert rc == 0
     assert report["candidate"]["layer"] == "system"
     assert report["records"] == 9
+
+
+def test_rule_scoped_to_a_repository(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rule for one repository (what ``allow --repo`` writes) changes the records made in it
+    and none made elsewhere; the directory comes from each record."""
+    s = seed(home, tmp_path)
+    other = _candidate(
+        tmp_path,
+        'version = 1\n[[rules]]\nid = "co-allow-elsewhere"\ncodes = ["cmd.pipe_to_shell"]\n'
+        f'action = "allow"\nprojects = ["{tmp_path / "elsewhere"}"]\n',
+        "other.toml",
+    )
+    rc, report = whatif(capsys, str(other))
+    assert rc == 0
+    assert report["changed"] == 0
+    here = _candidate(
+        tmp_path,
+        'version = 1\n[[rules]]\nid = "co-allow-here"\ncodes = ["cmd.pipe_to_shell"]\n'
+        f'action = "allow"\nprojects = ["{s.repo}"]\n',
+        "here.toml",
+    )
+    rc, report = whatif(capsys, str(here))
+    assert rc == 1
+    assert [(g["from"], g["to"], _ids(g)) for g in report["changes"]] == [
+        ("deny", "allow", [s.ids["pipe1"], s.ids["pipe2"]])
+    ]

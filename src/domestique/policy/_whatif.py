@@ -126,6 +126,8 @@ def rebuild(data: Mapping[str, Any]) -> Rebuilt:
     ):
         command = None  # stored masked (the audit gate's previews): not the line judged
         unknown.add("command")
+    if cwd is None and component is not Component.PROXY:
+        unknown.add("project")  # hooks fall back to a directory the record does not hold
     if component is Component.PROXY:
         upstream = _string(obj.get("upstream_host"))
         ctx = DecisionContext(
@@ -140,8 +142,6 @@ def rebuild(data: Mapping[str, Any]) -> Rebuilt:
             project=cwd,
             command=command,
         )
-        if cwd is None:
-            unknown.add("project")
     elif obj.get("kind") == "shell":
         # hooks/judge.py: judge_command(command, actor=AGENT, cwd=...) with no agent or tool.
         unknown.add("hosts")
