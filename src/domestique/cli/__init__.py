@@ -32,6 +32,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "policy": ("domestique.cli.policy", "check a policy file or show the effective policy"),
     "records": ("domestique.cli.records", "register customer records for exact-data-match"),
     "codes": ("domestique.cli.codes", "list every reason code Domestique can emit"),
+    "hub": ("domestique.cli.hub", "run and administer the fleet hub (the hub extra)"),
+    "enroll": ("domestique.cli.enroll", "register this endpoint with the fleet hub"),
+    "sync": ("domestique.cli.sync", "upload decision records, fetch the signed policy bundle"),
+    "bundle": ("domestique.cli.bundle", "sign policy bundles with an offline key"),
 }
 
 
