@@ -8,7 +8,8 @@ head of the chain it holds (``head_seq``, ``head_hash``). Each uploaded link is 
 it, in sequence order, inside one transaction that also locks the endpoint's row:
 
 - its own hash must match ``sha256("<seq>:<prev_hash>:" + record)`` — else
-  ``hub.integrity.bad_hash`` (the record was edited after it was chained);
+  ``hub.integrity.bad_hash`` (the record was edited after it was chained; the edited copy is
+  kept in the alert, not counted as a decision);
 - an id the hub already holds: the same content at the same place is a harmless re-send
   (at-least-once delivery; skipped), different content is ``hub.integrity.rewrite``, the same
   content at another place ``hub.integrity.replay``; neither is stored twice;
@@ -387,6 +388,10 @@ class HubStore:
                         item.record,
                     )
                 )
+                # Not stored (its content is not what was decided) and not counted; the chain
+                # goes on from its claimed hash, which the next record links to.
+                head_seq, head_hash = max(head_seq, item.seq), item.hash
+                continue
             if item.seq > head_seq + 1:
                 alerts.append(
                     (
@@ -420,14 +425,25 @@ class HubStore:
                 "SELECT 1 FROM records WHERE endpoint_id = %s AND seq = %s AND hash = %s",
                 (endpoint_id, batch.head_seq, batch.head_hash),
             )
-            alerts.append(
-                (
-                    "hub.integrity.truncated",
-                    batch.head_seq,
-                    None,
+            if batch.head_seq < head_seq:
+                code = "hub.integrity.truncated"
+                message = (
                     f"the endpoint's log now ends at seq {batch.head_seq} but the hub holds "
                     f"records up to {head_seq}: records after {batch.head_seq} were cut "
-                    + ("(an old head put back)" if claimed else "and the head rewritten"),
+                    + ("(an old head put back)" if claimed else "and the head rewritten")
+                )
+            else:
+                code = "hub.integrity.fork"
+                message = (
+                    f"the endpoint's head at seq {head_seq} is not the record the hub holds "
+                    "there: its log was rewritten"
+                )
+            alerts.append(
+                (
+                    code,
+                    batch.head_seq,
+                    None,
+                    message,
                     f"{batch.head_seq}:{batch.head_hash}:{head_seq}:{head_hash}",
                 )
             )
