@@ -58,25 +58,27 @@ class HubProcess:
 
     def start(self) -> HubProcess:
         env = dict(os.environ, DOMESTIQUE_HOME=str(self.home))
-        self.proc = subprocess.Popen(
-            [
-                DOMESTIQUE,
-                "hub",
-                "serve",
-                "--port",
-                str(self.port),
-                *self.db_args(),
-                *self.extra,
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        self.home.mkdir(parents=True, exist_ok=True)
+        log = self.home / "serve.log"
+        with log.open("ab") as err:  # the child keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(
+                [
+                    DOMESTIQUE,
+                    "hub",
+                    "serve",
+                    "--port",
+                    str(self.port),
+                    *self.db_args(),
+                    *self.extra,
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=err,
+            )
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"hub exited: {err}")
+                raise RuntimeError(f"hub exited: {log.read_text()}")
             with (
                 contextlib.suppress(OSError),
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
@@ -97,8 +99,6 @@ class HubProcess:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.kill()
-        if self.proc is not None and self.proc.stderr is not None:
-            self.proc.stderr.close()
 
     def admin(self, *args: str) -> subprocess.CompletedProcess[str]:
         return cli(self.home, "hub", *args, *self.db_args())
