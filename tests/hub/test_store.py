@@ -246,22 +246,28 @@ def test_a_batch_for_another_endpoint_is_refused(store: HubStore, tmp_path: Path
 def test_a_batch_is_stored_whole_or_not_at_all(
     store: HubStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A failure after the records were written (counters) rolls the whole batch back."""
+    """A failure after the records were written (moving the endpoint's head) rolls the whole
+    batch back: no record, no counter, the head where it was; the resend then stores all."""
     from domestique.hub import _db
 
     endpoint_id = _enroll(store)
     home = tmp_path / "ep"
     write_log(home, 5)
+    real_start = _db.Tx.start
 
-    def broken(self: object, sql: str, rows: object) -> None:
-        raise RuntimeError("disk full")
+    def failing_start(self: _db.Tx, sql: str, params: object = ()) -> object:
+        if sql.startswith("UPDATE endpoints SET head_seq"):
+            raise RuntimeError("disk full")
+        return real_start(self, sql, params)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_db.Tx, "many", broken)
+    monkeypatch.setattr(_db.Tx, "start", failing_start)
     with pytest.raises(RuntimeError):
         _upload(store, endpoint_id, _rows(home), _head(home))
     monkeypatch.undo()
     assert store.record_ids(endpoint_id) == []
-    assert store.report()["endpoints"][0]["head_seq"] == 0
+    report = store.report()
+    assert report["records"] == 0
+    assert report["endpoints"][0]["head_seq"] == 0
     result = _upload(store, endpoint_id, _rows(home), _head(home))
     assert (result["stored"], result["alerts"]) == (5, [])
 

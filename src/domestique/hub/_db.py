@@ -55,6 +55,20 @@ class Tx:
         cur = self._conn.execute(self._sql(sql), tuple(params))
         return int(cur.rowcount or 0)
 
+    def start(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Send a query and return its cursor; in a :meth:`pipeline` the answer is read later."""
+        return self._conn.execute(self._sql(sql), tuple(params))
+
+    @contextlib.contextmanager
+    def pipeline(self) -> Iterator[None]:
+        """PostgreSQL pipeline mode: queries started inside go out without waiting for each
+        answer (one round trip for several). No-op on SQLite."""
+        if not self.postgres:
+            yield
+            return
+        with self._conn.pipeline():
+            yield
+
     def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if not rows:

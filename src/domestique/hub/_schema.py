@@ -112,8 +112,8 @@ _POSTGRES_V1 = (
         received_at TEXT NOT NULL,
         PRIMARY KEY (endpoint_id, id, time)
     ) PARTITION BY RANGE (time)""",
+    # Lookups by (endpoint_id, id) use the primary key's leading columns.
     "CREATE INDEX records_seq ON records (endpoint_id, seq)",
-    "CREATE INDEX records_id ON records (endpoint_id, id)",
     """CREATE TABLE alerts (
         id BIGSERIAL PRIMARY KEY,
         time TEXT NOT NULL,

@@ -31,7 +31,11 @@ MAX_RECORDS = 1000
 MAX_BYTES = 16 * 1024 * 1024
 MAX_RECORD_BYTES = 1024 * 1024
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_TIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z")
+# Month, day, hour, minute and second ranges are in the pattern; the year is checked after.
+_TIME = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])T(?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60)"
+    r"(?:\.(\d{1,9}))?Z"
+)
 _ID = re.compile(r"[0-9A-Za-z._:-]{1,128}")
 _WORD = re.compile(r"[a-z_]{1,32}")
 _CODE = re.compile(r"[a-z0-9_.*-]{1,128}")
@@ -112,15 +116,12 @@ def normalise_time(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError("time is not a string")
     m = _TIME.fullmatch(value)
-    if not m:
-        raise ValueError("time is not an ISO UTC time")
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    if not (MIN_YEAR <= year < MAX_YEAR and 1 <= month <= 12 and 1 <= day <= 31):
-        raise ValueError("time out of range")
-    if hour > 23 or minute > 59 or second > 60:
-        raise ValueError("time out of range")
-    frac = (m.group(7) or "")[:6].ljust(6, "0")
-    return f"{value[:19]}.{frac}Z"
+    if not m or not MIN_YEAR <= int(value[:4]) < MAX_YEAR:
+        raise ValueError("time is not an ISO UTC time from 2000 to 2099")
+    frac = m.group(1)
+    if frac is not None and len(frac) == 6:
+        return value  # already in the form the endpoint writes
+    return f"{value[:19]}.{(frac or '')[:6].ljust(6, '0')}Z"
 
 
 def _item(raw: object, index: int) -> Item:

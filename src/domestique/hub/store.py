@@ -323,27 +323,31 @@ class HubStore:
 
     def _ingest(self, tx: Tx, endpoint_id: str, batch: Batch) -> IngestResult:
         lock = " FOR UPDATE" if tx.postgres else ""
-        row = tx.one(
-            f"SELECT head_seq, head_hash, revoked_at FROM endpoints WHERE id = %s{lock}",  # noqa: S608
-            (endpoint_id,),
-        )
-        if row is None or row[2] is not None:
-            raise Refusal(401, "hub.auth.revoked", f"endpoint {endpoint_id} is revoked")
-        head_seq, head_hash = int(row[0]), str(row[1])
         ids = [item.id for item in batch.items]
-        held: dict[str, tuple[int, str, str]] = {}
-        if ids:
-            if tx.postgres:
-                got = tx.q(
+        with tx.pipeline():  # the endpoint's row and the ids already held: one round trip
+            head_cur = tx.start(
+                f"SELECT head_seq, head_hash, revoked_at FROM endpoints WHERE id = %s{lock}",  # noqa: S608
+                (endpoint_id,),
+            )
+            held_cur = None
+            if ids and tx.postgres:
+                held_cur = tx.start(
                     "SELECT id, seq, hash, record FROM records "
                     "WHERE endpoint_id = %s AND id = ANY(%s)",
                     (endpoint_id, ids),
                 )
-            else:
+            elif ids:
                 marks = ", ".join("?" for _ in ids)
                 query = f"SELECT id, seq, hash, record FROM records WHERE endpoint_id = ? AND id IN ({marks})"  # noqa: E501, S608 - placeholders only
-                got = tx.q(query, (endpoint_id, *ids))
-            held = {str(r[0]): (int(r[1]), str(r[2]), str(r[3])) for r in got}
+                held_cur = tx.start(query, (endpoint_id, *ids))
+            row = head_cur.fetchone()
+            got = held_cur.fetchall() if held_cur is not None else []
+        if row is None or row[2] is not None:
+            raise Refusal(401, "hub.auth.revoked", f"endpoint {endpoint_id} is revoked")
+        head_seq, head_hash = int(row[0]), str(row[1])
+        held: dict[str, tuple[int, str, str]] = {
+            str(r[0]): (int(r[1]), str(r[2]), str(r[3])) for r in got
+        }
         now = utc_now_iso()
         alerts: list[tuple[str, int | None, str | None, str, str]] = []
         new: list[Item] = []
@@ -450,6 +454,8 @@ class HubStore:
             # Re-anchor on the endpoint's head: decisions it records from now on continue
             # from there without raising the same break again.
             head_seq, head_hash = batch.head_seq, batch.head_hash
+        counts: Counter[tuple[str, str, str]] = Counter()
+        counted: list[tuple[tuple[str, str, str], int]] = []
         if new:
             tx.copy_rows(
                 "records",
@@ -483,18 +489,12 @@ class HubStore:
                     for i in new
                 ],
             )
-            counts: Counter[tuple[str, str, str]] = Counter()
             for i in new:
                 hour = i.time[:13]
                 counts[(hour, "a", i.action)] += 1
                 for code in i.codes:
                     counts[(hour, "c", code)] += 1
-            tx.many(
-                "INSERT INTO counts (endpoint_id, hour, kind, key, n) "
-                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (endpoint_id, hour, kind, key) "
-                "DO UPDATE SET n = counts.n + excluded.n",
-                [(endpoint_id, h, k, key, n) for (h, k, key), n in sorted(counts.items())],
-            )
+            counted = sorted(counts.items())  # a fixed order: concurrent upserts never deadlock
         stored_alerts = 0
         out_alerts: list[dict[str, Any]] = []
         for code, at_seq, rid, message, detail in alerts:
@@ -507,11 +507,34 @@ class HubStore:
                 (now, endpoint_id, code, at_seq, rid, message[:MAX_MESSAGE], detail, dedupe),
             )
             out_alerts.append({"code": code, "seq": at_seq, "record_id": rid, "message": message})
-        tx.run(
-            "UPDATE endpoints SET head_seq = %s, head_hash = %s, last_sync = %s, "
-            "records = records + %s, alerts = alerts + %s WHERE id = %s",
-            (head_seq, head_hash, now, len(new), stored_alerts, endpoint_id),
-        )
+        with tx.pipeline():  # counters and the endpoint's head go out together
+            if counted and tx.postgres:
+                # One statement for every counter of the batch (a batch can span many hours).
+                tx.start(
+                    "INSERT INTO counts (endpoint_id, hour, kind, key, n) "
+                    "SELECT %s, h, k, c, n FROM unnest(%s::text[], %s::text[], %s::text[], "
+                    "%s::bigint[]) AS t(h, k, c, n) ON CONFLICT (endpoint_id, hour, kind, key) "
+                    "DO UPDATE SET n = counts.n + excluded.n",
+                    (
+                        endpoint_id,
+                        [h for (h, _, _), _ in counted],
+                        [k for (_, k, _), _ in counted],
+                        [c for (_, _, c), _ in counted],
+                        [n for _, n in counted],
+                    ),
+                )
+            elif counted:
+                tx.many(
+                    "INSERT INTO counts (endpoint_id, hour, kind, key, n) "
+                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (endpoint_id, hour, kind, key) "
+                    "DO UPDATE SET n = counts.n + excluded.n",
+                    [(endpoint_id, h, k, key, n) for (h, k, key), n in counted],
+                )
+            tx.start(
+                "UPDATE endpoints SET head_seq = %s, head_hash = %s, last_sync = %s, "
+                "records = records + %s, alerts = alerts + %s WHERE id = %s",
+                (head_seq, head_hash, now, len(new), stored_alerts, endpoint_id),
+            )
         acknowledged = batch.items[-1].seq if batch.items else batch.head_seq
         return IngestResult(acknowledged, len(new), duplicates, tuple(out_alerts), head_seq)
 
