@@ -301,9 +301,6 @@ def sync(home: Path | None = None) -> SyncResult:
     Never raises for a hub or network problem: the result's ``error`` says what failed and
     the records stay until acknowledged.
     """
-    from domestique.audit import AuditStore, AuditStoreError
-    from domestique.hub.batch import encode_batch
-    from domestique.records import utc_now_iso
 
     home = home if home is not None else domestique_home()
     result = SyncResult()
@@ -311,8 +308,26 @@ def sync(home: Path | None = None) -> SyncResult:
     if config is None:
         result.error = "this endpoint is not enrolled (domestique enroll URL --token T)"
         return result
+    import fcntl
+
     credential = (hub_dir(home) / CREDENTIAL_NAME).read_text(encoding="ascii").strip()
     headers = {"Authorization": f"Bearer {credential}"}
+    # One sync at a time per home (the proxy, the hook daemon and a person may all start one).
+    lock_fd = os.open(hub_dir(home) / "sync.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        return _sync_locked(home, config, headers, result)
+    finally:
+        os.close(lock_fd)
+
+
+def _sync_locked(
+    home: Path, config: EndpointConfig, headers: dict[str, str], result: SyncResult
+) -> SyncResult:
+    from domestique.audit import AuditStore, AuditStoreError
+    from domestique.hub.batch import encode_batch
+    from domestique.records import utc_now_iso
+
     state = load_state(home)
     try:
         with _client(config.hub, config.ca) as client:
