@@ -392,3 +392,79 @@ def test_bad_uploads_over_http_are_refused_and_recorded(hub: HubProcess, tmp_pat
         "hub.batch.wrong_endpoint": 1,
     }
     assert endpoint_id != other
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_firewall_decisions_reach_the_hub_by_background_sync(
+    hub: HubProcess, tmp_path: Path
+) -> None:
+    """The enrolled endpoint's firewall (a real ``domestique proxy`` process in front of a
+    local stand-in provider) records each request; its background sync uploads them without
+    any ``domestique sync`` being run, and the hub's count equals the local export."""
+    import socket
+    import threading
+
+    import httpx
+    import uvicorn
+
+    from domestique.proxy.demo_upstream import DemoUpstream
+    from domestique.proxy.server import tcp_listener
+
+    home = tmp_path / "laptop"
+    endpoint_id = _enroll(hub, home)
+    sock = tcp_listener("127.0.0.1", 0)
+    upstream = uvicorn.Server(uvicorn.Config(DemoUpstream(), log_level="error", lifespan="off"))
+    thread = threading.Thread(target=upstream.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(
+        os.environ, DOMESTIQUE_HOME=str(home), DOMESTIQUE_SYNC_INTERVAL="1", DOMESTIQUE_HOOKD="off"
+    )
+    proxy = subprocess.Popen(
+        [
+            DOMESTIQUE,
+            "proxy",
+            "--port",
+            str(port),
+            "--upstream",
+            f"anthropic=http://127.0.0.1:{sock.getsockname()[1]}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        request = {
+            "model": "claude-demo",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "hello there"}],
+        }
+        deadline = time.monotonic() + 60
+        sent = 0
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            while sent < 3 and time.monotonic() < deadline:
+                try:
+                    answer = client.post("/v1/messages", json=request, headers={"x-api-key": "k"})
+                except httpx.TransportError:
+                    time.sleep(0.2)
+                    continue
+                assert answer.status_code == 200
+                sent += 1
+        held = 0
+        local: list[dict[str, object]] = []
+        while time.monotonic() < deadline:
+            local = _export(home)
+            held = _endpoint(_report(hub), endpoint_id)["records"]  # type: ignore[assignment]
+            if local and held == len(local):
+                break
+            time.sleep(0.5)
+    finally:
+        proxy.terminate()
+        proxy.wait(10)
+        upstream.should_exit = True
+        thread.join(10)
+    assert sent == 3
+    assert {r["component"] for r in local} == {"proxy"}
+    assert held == len(local) >= 3
