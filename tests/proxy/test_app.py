@@ -456,11 +456,12 @@ def test_developer_key_and_provider_headers_pass_through(
 @pytest.mark.parametrize(
     ("method", "path", "headers", "status", "shape"),
     [
-        ("GET", "/v1/models", {}, 404, "openai"),
+        ("GET", "/v1/fine_tuning/jobs", {}, 404, "openai"),
         ("POST", "/v1/files", {}, 404, "openai"),
         ("GET", "/v1/messages", {}, 405, "anthropic"),
         ("POST", "/v1/messages/batches", {}, 404, "anthropic"),
-        ("POST", "/v1beta/models/g:countTokens", {}, 404, "gemini"),
+        ("POST", "/v1beta/models/g:predict", {}, 404, "gemini"),
+        ("POST", "/v1/models", {}, 405, "openai"),
         ("POST", "/v1/%6Dessages", {}, 404, "openai"),
         (
             "GET",
@@ -613,7 +614,7 @@ def test_every_request_is_recorded(
         "/v1/messages",
         {"model": "claude-x", "messages": [{"role": "user", "content": C}]},
     )
-    client.get(url + "/v1/models")
+    client.get(url + "/v1/files")
     data = b"".join(p.read_bytes() for p in home.rglob("audit*") if p.is_file())
     assert C.encode() not in data
     store = AuditStore.open(home)

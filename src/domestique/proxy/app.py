@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from multidict import CIMultiDict
 
 from domestique import __version__
 from domestique.boundary import error_reason
-from domestique.keys import Fingerprinter
+from domestique.keys import Fingerprinter, mask_preview
 from domestique.proxy.answer import (
     AnswerStream,
     JsonArrayStream,
@@ -46,7 +47,15 @@ from domestique.proxy.pipeline import (
     ScannerLike,
     inspect_request,
 )
-from domestique.proxy.routes import Operation, Provider, Refusal, Route, classify, guess_provider
+from domestique.proxy.routes import (
+    Operation,
+    Probe,
+    Provider,
+    Refusal,
+    Route,
+    classify,
+    guess_provider,
+)
 from domestique.proxy.sse import EventFramer
 from domestique.proxy.vault import PlaceholderVault
 from domestique.records import (
@@ -58,6 +67,8 @@ from domestique.records import (
     Reason,
     Subject,
     current_user_and_host,
+    new_record_id,
+    utc_now_iso,
 )
 from domestique.redact import PlaceholderMaker
 
@@ -176,10 +187,13 @@ class FirewallApp:
         config: ProxyConfig,
         engine: Engine,
         client: aiohttp.ClientSession | None = None,
+        *,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.engine = engine
         self._client = client
+        self._log = log  # one line per request (``domestique proxy``'s stderr); None: quiet
         self._maker = PlaceholderMaker(engine.install_key)
         self._scan_cache = ScanCache() if config.scan_cache else None
         self._fingerprinter = Fingerprinter(engine.install_key)
@@ -284,20 +298,20 @@ class FirewallApp:
             self._active -= 1
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
+        trace = _Trace()
 
         async def tracked_send(message: Message) -> None:
-            nonlocal started
             if message["type"] == "http.response.start":
-                started = True
+                trace.status = message.get("status")
             await send(message)
 
         t0 = time.perf_counter_ns()
         try:
-            await self._http(scope, receive, tracked_send, t0)
+            await self._http(scope, receive, tracked_send, t0, trace)
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # noqa: BLE001 - the boundary: every error blocks
+            started = trace.status is not None
             if started:
                 # Mid-answer: the status is sent; cutting the stream is the only honest end.
                 # Returning without the final body message makes the server close the
@@ -319,18 +333,29 @@ class FirewallApp:
                     headers=headers,
                     t0=t0,
                     obj={},
+                    trace=trace,
                 )
                 reasons, record_id = record.reasons, record.id
             except Exception as again:  # noqa: BLE001 - the store itself failed: still block
                 reasons = (*reasons, error_reason(again, "audit.write_failed"))
-            await _respond(send, provider, 500, reasons, record_id)
+            await _respond(tracked_send, provider, 500, reasons, record_id)
+        finally:
+            if self._log is not None:
+                with contextlib.suppress(Exception):  # a closed stderr never fails a request
+                    self._log(trace.line(t0))
 
     # -- one request --------------------------------------------------------------------------
-    async def _http(self, scope: Scope, receive: Receive, send: Send, t0: int) -> None:
+    async def _http(
+        self, scope: Scope, receive: Receive, send: Send, t0: int, trace: _Trace
+    ) -> None:
         headers = _lower_headers(scope)
         raw_path = scope.get("raw_path") or scope["path"].encode()
         path = raw_path.decode("latin-1").split("?", 1)[0]
-        decision = classify(scope["method"], path, headers)
+        query = scope.get("query_string", b"").decode("latin-1")
+        decision = classify(scope["method"], path, headers, query)
+        if isinstance(decision, Probe):
+            await self._probe(send, decision, path, headers, t0, trace)
+            return
         if isinstance(decision, Refusal):
             await self._block(
                 send,
@@ -342,10 +367,13 @@ class FirewallApp:
                 headers=headers,
                 t0=t0,
                 obj={},
+                trace=trace,
             )
             return
         route = decision
         body, problem = await _read_body(receive, self.config.limits.max_body)
+        if problem is None and body and not route.carries_content:
+            problem = "proxy.malformed_body"  # a route that takes no body was sent one
         if problem is not None:
             await self._block(
                 send,
@@ -358,12 +386,21 @@ class FirewallApp:
                 t0=t0,
                 obj={"bytes_in": len(body)},
                 answer=problem != "proxy.truncated_body",  # a client that left gets no answer
+                trace=trace,
             )
             return
         agent = identify_agent(headers.get("user-agent", ""))
         upstream_host = self._hosts.get(route.provider, "")
         policy = _BoundPolicy(self.engine.policy, self.engine.context_for(agent, upstream_host))
-        inspection = self._inspect(route, body, headers, policy)
+        if route.carries_content:
+            inspection = self._inspect(route, body, headers, policy)
+        else:
+            # No body: judged as an empty one, so the same pipeline asks the policy (an
+            # invalid policy still stops everything) and scans the model named in the path.
+            judged = self._inspect(route, b"{}", headers, policy)
+            inspection = dataclasses.replace(
+                judged, body=None if judged.blocked else b"", bytes_in=0, bytes_out=0
+            )
         mapping = dict(inspection.mapping)
         extra_reasons: tuple[Reason, ...] = ()
         if (
@@ -394,6 +431,7 @@ class FirewallApp:
             t0=t0,
             obj=obj,
             agent=agent,
+            trace=trace,
         )
         if record.action.stops or inspection.body is None:
             await _respond(
@@ -408,7 +446,47 @@ class FirewallApp:
             inspection=inspection,
             mapping=mapping,
             record=record,
+            trace=trace,
         )
+
+    async def _probe(  # noqa: PLR0917 - internal, called once
+        self,
+        send: Send,
+        probe: Probe,
+        path: str,
+        headers: Mapping[str, str],
+        t0: int,
+        trace: _Trace,
+    ) -> None:
+        """Answer a connectivity probe (Claude Code's start-up ``HEAD /``) here: 200, no body.
+
+        Nothing is forwarded and nothing was judged, so it is recorded as ``allow`` with
+        ``forwarded: false`` (the log still shows every request the firewall answered).
+        """
+        await self._record(
+            action=Action.ALLOW,
+            reasons=(),
+            provider=probe.provider,
+            path=path,
+            route=None,
+            headers=headers,
+            t0=t0,
+            obj={"route": "probe", "method": probe.method, "forwarded": False},
+            trace=trace,
+        )
+        body = b'{"domestique":"firewall"}'
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        body = b"" if probe.method == "HEAD" else body  # HEAD: the headers GET would have
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _block(
         self,
@@ -423,6 +501,7 @@ class FirewallApp:
         t0: int,
         obj: Mapping[str, JSONValue],
         answer: bool = True,
+        trace: _Trace | None = None,
     ) -> None:
         """Record a request stopped before judging (refused route, unreadable body); answer it."""
         record = await self._record(
@@ -434,6 +513,7 @@ class FirewallApp:
             headers=headers,
             t0=t0,
             obj=obj,
+            trace=trace,
         )
         if answer:
             await _respond(send, provider, status, record.reasons, record.id)
@@ -479,6 +559,7 @@ class FirewallApp:
         inspection: Inspection,
         mapping: dict[str, str],
         record: DecisionRecord,
+        trace: _Trace,
     ) -> None:
         assert inspection.body is not None
         client = self._ensure_client()
@@ -489,19 +570,55 @@ class FirewallApp:
             (k, v) for k, v in _raw_headers(scope) if k.lower() not in _DROP_REQUEST
         )
         try:
-            response = await client.post(
-                url, data=inspection.body, headers=out_headers, allow_redirects=False
+            response = await client.request(
+                route.method,
+                url,
+                data=inspection.body if route.carries_content else None,
+                headers=out_headers,
+                allow_redirects=False,
             )
         except (aiohttp.ClientError, TimeoutError) as exc:
             reason = Reason("proxy.upstream_error", f"upstream unreachable: {type(exc).__name__}")
+            failed = await self._upstream_failed(record, reason, trace)
             await _respond(
-                send, route.provider, 502, (reason,), record.id, verb="could not forward"
+                send, route.provider, 502, failed.reasons, failed.id, verb="could not forward"
             )
             return
         try:
-            await self._relay(receive, send, route, response, mapping, record)
+            broke = await self._relay(receive, send, route, response, mapping, record)
         finally:
             response.release()
+        if broke is not None:
+            reason = Reason("proxy.upstream_error", f"the upstream stream broke off ({broke})")
+            await self._upstream_failed(record, reason, trace)
+
+    async def _upstream_failed(
+        self, decision: DecisionRecord, reason: Reason, trace: _Trace
+    ) -> DecisionRecord:
+        """Record what the client got when the upstream failed after the decision to forward.
+
+        The decision record was written before anything left (the log never trails what was
+        sent); the audit log is append-only, so the outcome is a second record: ``block`` with
+        ``proxy.upstream_error``, naming the decision it follows. An audit failure here changes
+        nothing the client gets (it already gets an error), so it is not raised.
+        """
+        obj: dict[str, JSONValue] = {
+            key: decision.object[key]
+            for key in ("provider", "route", "model", "upstream_host", "stream")
+            if key in decision.object
+        }
+        obj["follows"] = decision.id
+        record = dataclasses.replace(
+            decision,
+            id=new_record_id(),
+            time=utc_now_iso(),
+            action=Action.BLOCK,
+            reasons=(reason,),
+            object=obj,
+        )
+        stored = await self._store(record)
+        trace.record = stored
+        return stored
 
     async def _relay(  # noqa: PLR0917 - internal, called once
         self,
@@ -511,7 +628,8 @@ class FirewallApp:
         response: aiohttp.ClientResponse,
         mapping: dict[str, str],
         record: DecisionRecord,
-    ) -> None:
+    ) -> str | None:
+        """Relay the upstream's answer; the name of the error if it broke off mid-answer."""
         resp_headers = [
             (k.encode("latin-1"), v.encode("latin-1"))
             for k, v in response.headers.items()
@@ -539,7 +657,7 @@ class FirewallApp:
             await send({"type": "http.response.body", "body": restored, "more_body": False})
             if keep:
                 await self._remember(response_id_of(data), mapping)
-            return
+            return None
         await send(
             {"type": "http.response.start", "status": response.status, "headers": resp_headers}
         )
@@ -575,7 +693,7 @@ class FirewallApp:
             gone.remove_done_callback(stop_upstream)
             gone.cancel()
         if gone.done() and not gone.cancelled():
-            return  # the client left: nothing more to send
+            return None  # the client left: nothing more to send
         if broke is not None:
             # The upstream broke off mid-answer: end with the provider's own error event, so
             # the client reports an incomplete answer instead of taking it as complete.
@@ -593,9 +711,10 @@ class FirewallApp:
             tail = restorer.close() if restorer is not None else framer.close() if framer else b""
         await send({"type": "http.response.body", "body": tail, "more_body": False})
         if broke is not None:
-            return
+            return broke
         if keep and isinstance(restorer, AnswerStream):
             await self._remember(restorer.response_id, mapping)
+        return None
 
     async def _remember(self, response_id: str | None, mapping: dict[str, str]) -> None:
         vault = self.engine.vault
@@ -605,6 +724,23 @@ class FirewallApp:
             await asyncio.get_running_loop().run_in_executor(None, vault.put, response_id, mapping)
 
     # -- records ------------------------------------------------------------------------------
+    def _masked(self, text: str) -> str:
+        """``text`` (a refused path) with every finding replaced by its masked preview.
+
+        A refused request was never scanned, yet its path goes into the record and onto the
+        terminal: a key pasted into a URL must not.
+        """
+        findings = sorted(self._current_scanner().scan(text), key=lambda f: f.start)
+        out, last = [], 0
+        for f in findings:
+            if f.start < last:
+                continue
+            out.append(text[last : f.start])
+            out.append(f.preview or "…")
+            last = f.end
+        out.append(text[last:])
+        return "".join(out)
+
     async def _record(
         self,
         *,
@@ -617,10 +753,11 @@ class FirewallApp:
         t0: int,
         obj: Mapping[str, JSONValue],
         agent: str | None = None,
+        trace: _Trace | None = None,
     ) -> DecisionRecord:
         base: dict[str, JSONValue] = {
             "provider": provider.value,
-            "route": route.operation.value if route else path[:200],
+            "route": route.operation.value if route else self._masked(path[:200]),
             "upstream_host": self._hosts.get(provider, ""),
         }
         base.update(obj)
@@ -640,6 +777,13 @@ class FirewallApp:
             engine={"domestique": __version__, "proxy": "1"},
             latency_us=(time.perf_counter_ns() - t0) // 1000,
         )
+        stored = await self._store(record)
+        if trace is not None:
+            trace.record = stored
+        return stored
+
+    async def _store(self, record: DecisionRecord) -> DecisionRecord:
+        """Append ``record``; the stored (masked) record, or it turned into a block."""
         if self.engine.group is not None:
             # Group commit: this request waits for the transaction holding its record.
             return await self.engine.group.record(record, alone=self._active <= 1)
@@ -652,7 +796,7 @@ def _object(route: Route, ins: Inspection, upstream_host: str) -> dict[str, JSON
         dict.fromkeys(ev.fingerprint for r in ins.reasons for ev in r.evidence if ev.fingerprint)
     )[:50]
     return {
-        "model": ins.model,
+        "model": _model_for_record(ins),
         "upstream_host": upstream_host,
         "stream": ins.stream,
         "bytes_in": ins.bytes_in,
@@ -661,6 +805,45 @@ def _object(route: Route, ins: Inspection, upstream_host: str) -> dict[str, JSON
         "findings": fingerprints,
         "redacted": len(ins.mapping),
     }
+
+
+def _model_for_record(ins: Inspection) -> str | None:
+    """The model name for the record, masked when the scan found something in it.
+
+    The pipeline scans the body's ``model`` field like any other and the model named in a
+    Gemini path (``path.model``); a finding there means the name itself is (or holds) a
+    secret, and the record is not the place to keep it.
+    """
+    model = ins.model
+    if model is None:
+        return None
+    if any(ev.where in ("model", "path.model") for r in ins.reasons for ev in r.evidence):
+        return mask_preview(model)
+    return model
+
+
+@dataclass(slots=True)
+class _Trace:
+    """What one request did, for its line on the terminal (never content, never a secret)."""
+
+    record: DecisionRecord | None = None
+    status: int | None = None
+
+    def line(self, t0: int) -> str:
+        total_ms = (time.perf_counter_ns() - t0) / 1e6
+        rec = self.record
+        if rec is None:
+            return f"{utc_now_iso()} - status={self.status} total={total_ms:.1f}ms\n"
+        obj = rec.object
+        codes = ",".join(dict.fromkeys(r.code for r in rec.reasons)) or "-"
+        model = obj.get("model")
+        fields = obj.get("fields_scanned")
+        return (
+            f"{rec.time} {obj.get('route', '-')} model={model if model else '-'} "
+            f"{rec.action.value} codes={codes} fields={fields if fields is not None else '-'} "
+            f"judge={rec.latency_us / 1000:.1f}ms total={total_ms:.1f}ms "
+            f"status={self.status if self.status is not None else '-'}\n"
+        )
 
 
 def _raw_headers(scope: Scope) -> list[tuple[str, str]]:

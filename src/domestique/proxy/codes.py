@@ -13,7 +13,11 @@ REASON_CODES: tuple[ReasonCode, ...] = (
         "proxy.unsupported_encoding",
         "A Content-Encoding the firewall cannot decode; the body cannot be scanned.",
     ),
-    ReasonCode("proxy.malformed_body", "The request body is not a well-formed JSON object."),
+    ReasonCode(
+        "proxy.malformed_body",
+        "The request body is not a well-formed JSON object, or a body was sent on a route "
+        "that takes none (model listing).",
+    ),
     ReasonCode(
         "proxy.truncated_body",
         "The request body ended early (cut JSON, cut compressed stream, client gone).",
@@ -38,7 +42,8 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode(
         "proxy.upstream_error",
-        "The configured upstream could not be reached or failed mid-answer.",
+        "The configured upstream could not be reached or failed mid-answer; recorded as a "
+        "block that follows the decision to forward.",
     ),
     ReasonCode(
         "proxy.vault_unavailable",

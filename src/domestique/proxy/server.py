@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,9 @@ def build_app(
     *,
     home: Path | None = None,
     policy_file: Path | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> FirewallApp:
+    """The firewall app; ``log`` gets one line per request (``domestique proxy``: stderr)."""
     engine = build_engine(home, policy_file)
     from domestique.hub.background import start_background_sync
     from domestique.keys import domestique_home
@@ -109,7 +112,8 @@ def build_app(
     start_background_sync(home or domestique_home())  # enrolled endpoints only; never raises
     # DOMESTIQUE_PROXY_SCAN_CACHE=0 scans every field of every request afresh (benchmarks).
     cache = os.environ.get("DOMESTIQUE_PROXY_SCAN_CACHE", "1") != "0"
-    return FirewallApp(ProxyConfig(upstreams=dict(upstreams), scan_cache=cache), engine)
+    config = ProxyConfig(upstreams=dict(upstreams), scan_cache=cache)
+    return FirewallApp(config, engine, log=log)
 
 
 def tcp_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
@@ -145,6 +149,29 @@ def _uvicorn_config(app: Any) -> Any:
     )
 
 
+def is_loopback(host: str) -> bool:
+    """True when every address ``host`` resolves to is a loopback address (127/8, ::1).
+
+    A name that does not resolve is not loopback: the caller refuses it.
+    """
+    import ipaddress
+
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {info[4][0] for info in infos}
+    return bool(addresses) and all(
+        ipaddress.ip_address(str(a).split("%", 1)[0]).is_loopback for a in addresses
+    )
+
+
+def stderr_line(line: str) -> None:
+    """Write one request line to stderr at once (the line is built without content)."""
+    sys.stderr.write(line)
+    sys.stderr.flush()
+
+
 def _worker(host: str, port: int, options: str) -> None:
     """One worker process: its own app (nothing shared) on its own SO_REUSEPORT socket."""
     import uvicorn
@@ -153,7 +180,8 @@ def _worker(host: str, port: int, options: str) -> None:
     upstreams = {Provider(k): v for k, v in raw["upstreams"].items()}
     policy = Path(raw["policy_file"]) if raw.get("policy_file") else None
     home = Path(raw["home"]) if raw.get("home") else None
-    app = build_app(upstreams, home=home, policy_file=policy)
+    log = None if raw.get("quiet") else stderr_line
+    app = build_app(upstreams, home=home, policy_file=policy, log=log)
     sock = tcp_listener(host, port, reuse_port=True)
     uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
 
@@ -166,23 +194,30 @@ def serve(
     policy_file: Path | None = None,
     home: Path | None = None,
     workers: int = 1,
+    quiet: bool = False,
+    on_bound: Callable[[], None] | None = None,
 ) -> None:
     """Run the firewall until interrupted. The access log is off: URLs can carry keys.
 
-    Several workers are separate processes, each with its own listening socket
-    (``SO_REUSEPORT``, Linux); if one dies the others are stopped too, so the proxy is either
-    fully up or down, never half-judging.
+    The port is bound first: a port in use raises ``OSError`` before ``on_bound`` runs (the
+    caller says "listening" only from there). Unless ``quiet``, each request writes one line
+    to stderr (:meth:`FirewallApp` ``log``: no content, no secret). Several workers are
+    separate processes, each with its own listening socket (``SO_REUSEPORT``, Linux); if one
+    dies the others are stopped too, so the proxy is either fully up or down, never
+    half-judging.
     """
     import uvicorn
 
+    log = None if quiet else stderr_line
     if workers <= 1:
         sock = tcp_listener(host, port)
-        app = build_app(upstreams, home=home, policy_file=policy_file)
+        app = build_app(upstreams, home=home, policy_file=policy_file, log=log)
+        if on_bound is not None:
+            on_bound()
         uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
         return
     import multiprocessing
     import signal
-    import sys
     import time
 
     # SIGTERM ends the parent through ``finally`` below, which stops every worker.
@@ -193,9 +228,12 @@ def serve(
             "upstreams": {p.value: u for p, u in upstreams.items()},
             "policy_file": str(policy_file) if policy_file else None,
             "home": str(home) if home else None,
+            "quiet": quiet,
         }
     )
     tcp_listener(host, port, reuse_port=True).close()  # fail early if the port is taken
+    if on_bound is not None:
+        on_bound()
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_worker, args=(host, port, options)) for _ in range(workers)]
     for proc in procs:
