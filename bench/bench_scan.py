@@ -1,6 +1,12 @@
 """Scan speed, side by side with detect-secrets, on the same inputs in one run.
 
     .venv/bin/python bench/bench_scan.py [--quick] [--json OUT]
+    .venv/bin/python bench/bench_scan.py --ab OLD_SRC [--rounds N]
+
+``--ab OLD_SRC`` compares this tree's scanner with another source tree's (e.g. ``git archive
+<commit> src | tar -x -C /tmp/old``) on the same inputs: two worker processes, one per tree,
+take turns timing each input, so both see the same machine load; it prints the median time of
+each and the ratio (new / old). Use it for before/after figures on a shared, noisy machine.
 
 Inputs (built here from the Python standard library, nothing from our team):
 * code: the stdlib's own ``.py`` source, concatenated (test directories excluded);
@@ -21,6 +27,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import sysconfig
 import time
@@ -136,11 +143,86 @@ def full_scanner(fp: Fingerprinter) -> Scanner:
     return Scanner(builtin_rules(), fp, [known, records])
 
 
+AB_CASES = ("code 100KB", "code 1MB", "prose 1MB", "keyword-dense 100KB")
+
+
+def ab_inputs() -> dict[str, str]:
+    """The inputs of the A/B comparison (fixed offsets, so both workers scan the same text)."""
+    code, prose = stdlib_code(), stdlib_prose()
+    return {
+        "code 100KB": code[500_000:600_000],
+        "code 1MB": code[2_000_000:3_000_000],
+        "prose 1MB": (prose * 4)[:1_000_000],
+        "keyword-dense 100KB": keyword_dense(100_000),
+    }
+
+
+def ab_worker() -> int:
+    """Times one scan of the named input per request line on stdin; answers the seconds."""
+    scanner = Scanner(builtin_rules(), Fingerprinter(os.urandom(32)))
+    inputs = ab_inputs()
+    for text in inputs.values():
+        scanner.scan(text)  # warm caches and lazily compiled rules
+    print("ready", flush=True)
+    for line in sys.stdin:
+        text = inputs[line.strip()]
+        t0 = time.perf_counter()
+        scanner.scan(text)
+        print(time.perf_counter() - t0, flush=True)
+    return 0
+
+
+def ab_compare(old_src: Path, rounds: int) -> int:
+    """Alternates timed scans between a worker on this tree and one on ``old_src``."""
+    workers = {}
+    for tag, extra in (("new", None), ("old", str(old_src.resolve()))):
+        env = dict(os.environ)
+        if extra is not None:
+            env["PYTHONPATH"] = extra
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--ab-worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert proc.stdout is not None
+        proc.stdout.readline()  # "ready"
+        workers[tag] = proc
+    times: dict[tuple[str, str], list[float]] = {}
+    for _ in range(rounds):
+        for case in AB_CASES:
+            for tag, proc in workers.items():
+                assert proc.stdin is not None
+                assert proc.stdout is not None
+                proc.stdin.write(case + "\n")
+                proc.stdin.flush()
+                times.setdefault((case, tag), []).append(float(proc.stdout.readline()))
+    for proc in workers.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait()
+    print(f"| input | old p50 ms | new p50 ms | new / old |  ({rounds} alternating rounds)")
+    print("|---|---|---|---|")
+    for case in AB_CASES:
+        old = statistics.median(times[(case, "old")]) * 1000
+        new = statistics.median(times[(case, "new")]) * 1000
+        print(f"| {case} | {old:.2f} | {new:.2f} | {new / old:.2f} |")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller time budget per cell")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--ab", type=Path, metavar="OLD_SRC", help="compare with another src tree")
+    ap.add_argument("--rounds", type=int, default=15, help="A/B rounds (with --ab)")
+    ap.add_argument("--ab-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.ab_worker:
+        return ab_worker()
+    if args.ab is not None:
+        return ab_compare(args.ab, args.rounds)
     budget = 0.5 if args.quick else 2.0
     ds_budget = 0.5 if args.quick else 1.5
     fp = Fingerprinter(os.urandom(32))

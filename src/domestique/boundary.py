@@ -74,5 +74,7 @@ def record_or_deny(
         append(record)
     except BaseException as exc:  # noqa: BLE001 - an unrecorded decision must not allow
         reason = error_reason(exc, "audit.write_failed")
-        return dataclasses.replace(record, action=action, reasons=(*record.reasons, reason))
+        return dataclasses.replace(
+            record, action=action, reasons=(*record.reasons, reason), would_action=None
+        )
     return record

@@ -46,6 +46,11 @@ CORE_CODES: tuple[ReasonCode, ...] = (
         "No rule matched a finding; the policy's explicit default action applied.",
     ),
     ReasonCode(
+        "policy.changed",
+        "A policy file was changed through Domestique (domestique allow); the record names "
+        "the file, the line and the rule.",
+    ),
+    ReasonCode(
         "audit.write_failed",
         "The decision could not be written to the audit store; it denies.",
     ),

@@ -27,6 +27,13 @@ class Component(StrEnum):
     PROXY = "proxy"
     GUARD = "guard"
     HOOK = "hook"
+    # A change to a policy file made through Domestique (``domestique allow``): recorded in the
+    # same chain, never a component that policy rules decide for.
+    POLICY = "policy"
+
+
+# The components a policy rule can name (every one that judges something).
+JUDGING_COMPONENTS: tuple[Component, ...] = (Component.PROXY, Component.GUARD, Component.HOOK)
 
 
 class Action(StrEnum):
@@ -53,8 +60,20 @@ class Action(StrEnum):
         """True when the judged thing must not go ahead as it is (ask, deny, block)."""
         return self in (Action.ASK, Action.DENY, Action.BLOCK)
 
+    @property
+    def past(self) -> str:
+        """The action as a past participle, for "would have been denied" (monitor mode)."""
+        return _PAST[self]
+
 
 _SEVERITY = {Action.ALLOW: 0, Action.REDACT: 1, Action.ASK: 2, Action.DENY: 3, Action.BLOCK: 3}
+_PAST = {
+    Action.ALLOW: "allowed",
+    Action.REDACT: "redacted",
+    Action.ASK: "asked",
+    Action.DENY: "denied",
+    Action.BLOCK: "blocked",
+}
 
 
 def most_severe(actions: Sequence[Action], default: Action = Action.ALLOW) -> Action:
@@ -114,6 +133,9 @@ class Verdict:
 
     action: Action
     reasons: tuple[Reason, ...] = ()
+    # Monitor mode: what the policy decided, when ``action`` (what is enforced) is not it.
+    # None: the decision is enforced.
+    would: Action | None = None
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -213,13 +235,21 @@ class DecisionRecord:
     id: str = field(default_factory=new_record_id)
     time: str = field(default_factory=utc_now_iso)
     schema: int = SCHEMA_VERSION
+    # Monitor mode (``[settings] mode = "monitor"``): the action the policy decided, while
+    # ``action`` is what was enforced. None: enforced. Rendered as ``"enforced": false`` and
+    # ``"would_action"`` only when set, so every enforced record keeps its exact JSON.
+    would_action: Action | None = None
 
     @property
     def codes(self) -> tuple[str, ...]:
         return tuple(r.code for r in self.reasons)
 
+    @property
+    def enforced(self) -> bool:
+        return self.would_action is None
+
     def to_json(self) -> dict[str, JSONValue]:
-        return {
+        out: dict[str, JSONValue] = {
             "schema": self.schema,
             "id": self.id,
             "time": self.time,
@@ -232,6 +262,10 @@ class DecisionRecord:
             "engine": dict(self.engine),
             "latency_us": self.latency_us,
         }
+        if self.would_action is not None:
+            out["enforced"] = False
+            out["would_action"] = self.would_action.value
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> DecisionRecord:
@@ -264,6 +298,7 @@ class DecisionRecord:
             policy=PolicyRef(**data["policy"]),
             engine=dict(data["engine"]),
             latency_us=int(data["latency_us"]),
+            would_action=Action(data["would_action"]) if data.get("would_action") else None,
         )
 
 

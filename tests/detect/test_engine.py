@@ -16,7 +16,7 @@ from domestique.keys import Fingerprinter
 
 GITHUB = "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"
 AWS = "AKIAZ7VRSQ5TJN2DOWLM"
-CARD = "4111 1111 1111 1111"
+CARD = "4539 1488 0343 6467"  # Luhn-valid, not a published test number
 SAMPLES = [GITHUB, AWS, CARD, "ada.lovelace@analytical-engines.co.uk", "SSN 536-90-4399"]
 
 
@@ -296,7 +296,7 @@ SKIP_CASES = [
     f'tok = "{GITHUB[:10]}" + "{GITHUB[10:]}"',
     json.dumps({"k": f"{GITHUB}"}).replace("ghp", "\\u0067hp"),
     "blob " + base64.b64encode(f"aws {AWS} here".encode()).decode(),
-    f"card {CARD} and call 0044 20 7946 0958",
+    f"card {CARD} and call 0044 20 3318 0958",
     f"mixed {AWS} %41%4B and 'a' + 'b' and 1234-5678-9012",
 ]
 

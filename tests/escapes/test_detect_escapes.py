@@ -77,10 +77,15 @@ def test_custom_token_format_without_a_keyword_is_not_found() -> None:
     assert found("curl -H 'X-Acme-Session: 4f9Qz7LmW2pR8tK3vX6nB1cY5dH0jE9a' https://acme.test/")
 
 
-@pytest.mark.xfail(strict=True, reason="open: a bare password needs a name and a separator")
-def test_low_entropy_password_in_prose_is_not_found() -> None:
-    """A weak password given in a sentence: no assignment, nothing secret-shaped."""
+def test_low_entropy_password_in_prose_is_found() -> None:
+    """Mitigated: a weak password stated in a sentence is found when it has digits or symbols."""
     assert found("ssh to the box as admin, the password is hunter22 for now")
+
+
+@pytest.mark.xfail(strict=True, reason="open: a plain word stated as the password in prose")
+def test_plain_word_password_in_prose_is_not_found() -> None:
+    """A dictionary word as the password in a sentence reads like prose, so it is not taken."""
+    assert found("ssh to the box as admin, the password is lantern for now")
 
 
 @pytest.mark.xfail(strict=True, reason="open: placeholder words filter the generic rules")

@@ -249,3 +249,20 @@ def test_a_bundle_edited_on_the_endpoint_makes_the_policy_deny(
     assert not policy.valid
     assert "hub.bundle.bad_signature" in policy.errors[0]
     assert policy.decide([], HUMAN).action is Action.DENY
+
+
+def test_under_an_organisation_monitor_mode_from_the_user_is_ignored(
+    key: tuple[Path, str], tmp_path: Path
+) -> None:
+    """``mode = "monitor"`` in the user's file would stop enforcing the company's policy on
+    that laptop: under the organisation layer it is ignored (enforce stays)."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "policy.toml").write_text('version = 1\n\n[settings]\nmode = "monitor"\n')
+    assert load_policy(home=home, system_file=None, use_cache=False).settings.mode == "monitor"
+    config = _endpoint(home, key[1])
+    assert _install(home, config, _sign(key, 1)) == (1, None)
+    under = load_policy(home=home, system_file=None, use_cache=False)
+    assert under.valid
+    assert under.settings.mode == "enforce"
+    assert under.decide(PIPE, HUMAN).action is Action.DENY

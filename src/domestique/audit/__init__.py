@@ -94,7 +94,7 @@ def mask_or_stop(
 
         reason = error_reason(exc, "audit.write_failed")
         stopped = dataclasses.replace(
-            record, action=stop_action(stop), reasons=(*record.reasons, reason)
+            record, action=stop_action(stop), reasons=(*record.reasons, reason), would_action=None
         )
         return stopped, False
 

@@ -3,6 +3,14 @@
 Built from the audit log alone (the stored records' JSON). Every field of ``object`` is read
 defensively: records from older versions, other components or a damaged field still count,
 under ``unknown``.
+
+Breakdowns by repository (the repository holding the directory a command or tool call ran in),
+agent, model and session; a timeline (per hour for windows up to two days, else per day); and
+the decisions that redacted, asked, stopped, or in monitor mode would have, with their masked
+evidence. A label says why a value is missing: ``human`` (a person at a terminal), ``other:
+<user agent>`` (a client the firewall does not recognise), ``(firewall request)`` (the firewall
+does not know the repository), ``(no session id)``; ``unknown`` is left for a record that
+truly does not say.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from domestique.records import utc_now_iso
+from domestique.records import Action, utc_now_iso
 
 _SINCE = re.compile(r"^\s*([0-9]+)\s*([smhdw])\s*$")
 # Dates and times in ASCII digits only (int() and fromisoformat() would accept other scripts).
@@ -24,6 +32,11 @@ _ISO = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9:.]+(Z|[+-][0-9]{2}:?[0-
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 UNKNOWN = "unknown"
 SENT_ACTIONS = ("allow", "redact")  # the proxy forwarded the request (redact: cleaned)
+HUMAN = "human"
+FIREWALL_REQUEST = "(firewall request)"
+NO_SESSION = "(no session id)"
+NOT_A_MODEL_CALL = "(not a model request)"
+MAX_DECISIONS = 1000  # the newest decisions listed with their evidence (all are counted)
 
 
 def parse_since(value: str, *, now_ns: int | None = None) -> str:
@@ -69,6 +82,74 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def agent_of(record: Mapping[str, Any]) -> str:
+    """The agent that asked; ``human``, ``other: <client>`` or ``unknown`` when none is named."""
+    subject = record.get("subject")
+    if not isinstance(subject, Mapping):
+        return UNKNOWN
+    agent = subject.get("agent")
+    if isinstance(agent, str) and agent:
+        return agent
+    if subject.get("actor") == "human":
+        return HUMAN
+    markers = subject.get("markers")
+    for marker in markers if isinstance(markers, list) else []:
+        if isinstance(marker, str) and marker.startswith("user-agent:"):
+            client = marker.removeprefix("user-agent:").strip()
+            if client:
+                return f"other: {client}"
+    return UNKNOWN
+
+
+_REPO_CACHE: dict[str, str] = {}
+
+
+def repository_of(record: Mapping[str, Any]) -> str:
+    """The repository a decision was made in: the nearest folder with ``.git`` above the
+    record's ``cwd`` (the ``cwd`` itself when there is none or it is gone)."""
+    obj = record.get("object")
+    cwd = obj.get("cwd") if isinstance(obj, Mapping) else None
+    if not isinstance(cwd, str) or not cwd:
+        if record.get("component") == "proxy":
+            return FIREWALL_REQUEST
+        return UNKNOWN
+    cached = _REPO_CACHE.get(cwd)
+    if cached is not None:
+        return cached
+    import os
+
+    found = cwd
+    try:
+        here = os.path.abspath(cwd)
+        while True:
+            if os.path.exists(os.path.join(here, ".git")):
+                found = here
+                break
+            parent = os.path.dirname(here)
+            if parent == here:
+                break
+            here = parent
+    except (OSError, ValueError):
+        found = cwd
+    if len(_REPO_CACHE) < 10_000:
+        _REPO_CACHE[cwd] = found
+    return found
+
+
+def model_of(record: Mapping[str, Any]) -> str:
+    obj = record.get("object")
+    model = obj.get("model") if isinstance(obj, Mapping) else None
+    if isinstance(model, str) and model:
+        return model
+    return UNKNOWN if record.get("component") == "proxy" else NOT_A_MODEL_CALL
+
+
+def session_of(record: Mapping[str, Any]) -> str:
+    subject = record.get("subject")
+    session = subject.get("session_id") if isinstance(subject, Mapping) else None
+    return session if isinstance(session, str) and session else NO_SESSION
+
+
 def destination_of(record: Mapping[str, Any]) -> str:
     """``provider (upstream host)`` for the proxy; '' for components without a destination."""
     obj = record.get("object")
@@ -104,6 +185,83 @@ class Destination:
 
 
 @dataclass
+class Decision:
+    """One decision listed with its evidence (masked previews and fingerprints only)."""
+
+    id: str
+    time: str
+    component: str
+    action: str
+    would_action: str | None
+    agent: str
+    repository: str
+    session: str
+    model: str
+    subject: str  # the masked command, or provider and route
+    reasons: list[dict[str, Any]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "time": self.time,
+            "component": self.component,
+            "action": self.action,
+            "would_action": self.would_action,
+            "agent": self.agent,
+            "repository": self.repository,
+            "session": self.session,
+            "model": self.model,
+            "subject": self.subject,
+            "reasons": self.reasons,
+        }
+
+
+def _reasons_of(record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    reasons = record.get("reasons")
+    for r in reasons if isinstance(reasons, list) else []:
+        if not isinstance(r, Mapping):
+            continue
+        evidence = r.get("evidence")
+        out.append(
+            {
+                "code": _str(r.get("code")),
+                "message": r.get("message") if isinstance(r.get("message"), str) else "",
+                "evidence": [
+                    {
+                        "where": _str(e.get("where")),
+                        "preview": e.get("preview") if isinstance(e.get("preview"), str) else "",
+                        "fingerprint": (
+                            e.get("fingerprint") if isinstance(e.get("fingerprint"), str) else ""
+                        ),
+                    }
+                    for e in (evidence if isinstance(evidence, list) else [])[:20]
+                    if isinstance(e, Mapping)
+                ],
+            }
+        )
+    return out
+
+
+def _subject_line(record: Mapping[str, Any]) -> str:
+    obj = record.get("object")
+    obj = obj if isinstance(obj, Mapping) else {}
+    for key in ("command", "tool"):
+        value = obj.get(key)
+        if isinstance(value, str) and value:
+            return value[:300]
+    if record.get("component") == "proxy":
+        return f"{_str(obj.get('provider'))} {_str(obj.get('route'))}"
+    if record.get("component") == "policy":
+        return f"{_str(obj.get('rule_id'))} in {_str(obj.get('file'))}"
+    return _str(obj.get("kind"))
+
+
+def _bucket(time_text: str, hourly: bool) -> str:
+    return time_text[:13] + ":00Z" if hourly else time_text[:10]
+
+
+@dataclass
 class Report:
     """Totals over a window of the audit log."""
 
@@ -120,14 +278,64 @@ class Report:
     interventions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     first: str | None = None
     last: str | None = None
+    by_repository: Counter[str] = field(default_factory=Counter)
+    by_model: Counter[str] = field(default_factory=Counter)
+    by_session: Counter[str] = field(default_factory=Counter)
+    # Monitor mode: records not enforced, and what each would have done.
+    monitored: int = 0
+    by_would_action: Counter[str] = field(default_factory=Counter)
+    # time bucket -> action (a "would_" prefix for monitor mode) -> count
+    timeline: dict[str, Counter[str]] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)
+    decisions_total: int = 0
+    # Changes made to policy files through Domestique (component "policy": domestique allow).
+    policy_changes: list[dict[str, Any]] = field(default_factory=list)
+    hourly: bool = True
 
     def add(self, record: Mapping[str, Any]) -> None:
         self.records += 1
         component = _str(record.get("component"))
         action = _str(record.get("action"))
-        subject = record.get("subject")
-        agent = _str(subject.get("agent")) if isinstance(subject, Mapping) else UNKNOWN
+        agent = agent_of(record)
+        would = record.get("would_action")
+        would = would if isinstance(would, str) and would else None
+        repository = repository_of(record)
+        model = model_of(record)
+        session = session_of(record)
+        self.by_repository[repository] += 1
+        if model != NOT_A_MODEL_CALL:  # model calls only: commands would drown them
+            self.by_model[model] += 1
+        self.by_session[session] += 1
+        if would is not None:
+            self.monitored += 1
+            self.by_would_action[would] += 1
         rtime = record.get("time")
+        if component == "policy":
+            self._policy_change(record)
+        if isinstance(rtime, str) and len(rtime) >= 13:
+            counts = self.timeline.setdefault(_bucket(rtime, self.hourly), Counter())
+            counts[action] += 1
+            if would is not None and would != action:
+                counts[f"would_{would}"] += 1
+        if action != "allow" or (would is not None and would != "allow"):
+            self.decisions_total += 1
+            self.decisions.append(
+                Decision(
+                    id=_str(record.get("id")),
+                    time=rtime if isinstance(rtime, str) else UNKNOWN,
+                    component=component,
+                    action=action,
+                    would_action=would,
+                    agent=agent,
+                    repository=repository,
+                    session=session,
+                    model=model,
+                    subject=_subject_line(record),
+                    reasons=_reasons_of(record),
+                )
+            )
+            if len(self.decisions) > 2 * MAX_DECISIONS:  # keep the newest, in bounded memory
+                self.decisions = self.decisions[-MAX_DECISIONS:]
         if isinstance(rtime, str):
             self.first = rtime if self.first is None or rtime < self.first else self.first
             self.last = rtime if self.last is None or rtime > self.last else self.last
@@ -144,6 +352,8 @@ class Report:
             self.by_code[code] += 1
             if action != "allow":
                 self.interventions[(component, action, code)] += 1
+            if would is not None and would not in (action, "allow"):
+                self.interventions[(component, f"would {would}", code)] += 1
         destination = destination_of(record)
         if destination:
             self.by_destination[destination] += 1
@@ -174,14 +384,79 @@ class Report:
                 {"component": c, "action": a, "code": code, "count": n}
                 for (c, a, code), n in self.interventions.most_common()
             ],
+            "by_repository": dict(self.by_repository.most_common()),
+            "by_model": dict(self.by_model.most_common()),
+            "by_session": dict(self.by_session.most_common()),
+            "monitor": {
+                "records": self.monitored,
+                "by_would_action": dict(self.by_would_action.most_common()),
+                "would_have_stopped": sum(
+                    n for a, n in self.by_would_action.items() if a in ("ask", "deny", "block")
+                ),
+            },
+            "timeline": {
+                "unit": "hour" if self.hourly else "day",
+                "buckets": [
+                    {"start": start, **dict(sorted(counts.items()))}
+                    for start, counts in sorted(self.timeline.items())
+                ],
+            },
+            "decisions_total": self.decisions_total,
+            "policy_changes": sorted(self.policy_changes, key=lambda c: c["time"], reverse=True)[
+                :MAX_DECISIONS
+            ],
+            "decisions": [d.to_json() for d in self.newest_decisions()],
         }
+
+    def _policy_change(self, record: Mapping[str, Any]) -> None:
+        obj = record.get("object")
+        obj = obj if isinstance(obj, Mapping) else {}
+        subject = record.get("subject")
+        user = subject.get("user") if isinstance(subject, Mapping) else None
+        line = obj.get("line")
+        self.policy_changes.append(
+            {
+                "id": _str(record.get("id")),
+                "time": _str(record.get("time")),
+                "user": _str(user),
+                "file": _str(obj.get("file")),
+                "line": _int(line),
+                "rule_id": _str(obj.get("rule_id")),
+                "scope": _str(obj.get("scope")),
+                "codes": [c for c in obj.get("codes") or [] if isinstance(c, str)]
+                if isinstance(obj.get("codes"), list)
+                else [],
+                "for_record": obj.get("for_record")
+                if isinstance(obj.get("for_record"), str)
+                else None,
+            }
+        )
+        if len(self.policy_changes) > 2 * MAX_DECISIONS:
+            self.policy_changes = self.policy_changes[-MAX_DECISIONS:]
+
+    def newest_decisions(self, limit: int = MAX_DECISIONS) -> list[Decision]:
+        """The newest decisions that redacted, asked or stopped (or would have), newest first."""
+        return sorted(self.decisions, key=lambda d: d.time, reverse=True)[:limit]
 
 
 def build_report(records: Iterable[Mapping[str, Any]], *, since: str | None) -> Report:
-    report = Report(since=since, until=utc_now_iso())
+    until = utc_now_iso()
+    report = Report(since=since, until=until, hourly=_hourly(since, until))
     for record in records:
         report.add(record)
     return report
+
+
+def _hourly(since: str | None, until: str) -> bool:
+    """Per hour for a window up to two days, else per day (no window: per day)."""
+    if since is None:
+        return False
+    try:
+        start = datetime.fromisoformat(since.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(until.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (end - start).total_seconds() <= 2 * 86400
 
 
 # -- rendering -------------------------------------------------------------------------------
@@ -217,6 +492,8 @@ def render_text(report: Report) -> str:
         + (f", {report.first} .. {report.last}" if report.first else ""),
         "",
     ]
+    if report.monitored:
+        lines += [_monitor_line(report), ""]
     sent_rows = [
         [
             dest,
@@ -255,7 +532,97 @@ def render_text(report: Report) -> str:
     lines += _table(
         "By agent:", ["agent", "decisions", "share"], _counter_rows(report.by_agent, total)
     )
+    lines += _table(
+        "By repository:",
+        ["repository", "decisions", "share"],
+        _counter_rows(report.by_repository, total),
+    )
+    lines += _table(
+        "By model:", ["model", "decisions", "share"], _counter_rows(report.by_model, total)
+    )
+    lines += _table(
+        "By session:", ["session", "decisions", "share"], _counter_rows(report.by_session, total)
+    )
+    lines += _table(f"Timeline (per {_unit(report)}):", *_timeline_rows(report))
+    shown = report.newest_decisions(TEXT_DECISIONS)
+    title = "Decisions that redacted, asked or stopped (or would have), newest first"
+    more = report.decisions_total - len(shown)
+    lines.append(f"{title}" + (f" ({more} more: --json or --html)" if more > 0 else "") + ":")
+    if not shown:
+        lines.append("  (none)")
+    for d in shown:
+        lines += ["  " + line for line in _decision_lines(d)]
+    lines += ["", *_table("Policy changes (domestique allow):", *_policy_change_rows(report))]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _policy_change_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    rows = [
+        [
+            c["time"],
+            c["user"],
+            f"{c['rule_id']} ({c['scope']}: {', '.join(c['codes'])})",
+            f"{c['file']}:{c['line']}",
+        ]
+        for c in sorted(report.policy_changes, key=lambda c: c["time"], reverse=True)
+    ]
+    return ["time", "user", "rule", "where"], rows
+
+
+TEXT_DECISIONS = 20
+
+
+def _unit(report: Report) -> str:
+    return "hour" if report.hourly else "day"
+
+
+def _timeline_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    columns = sorted({a for counts in report.timeline.values() for a in counts})
+    rows = [
+        [start, str(sum(v for k, v in counts.items() if not k.startswith("would_")))]
+        + [str(counts.get(c, 0)) for c in columns]
+        for start, counts in sorted(report.timeline.items())
+    ]
+    return ["start", "decisions", *columns], rows
+
+
+def _decision_action(d: Decision) -> str:
+    if d.would_action is not None and d.would_action != d.action:
+        return f"{d.action} (monitor: would have {_past(d.would_action)})"
+    return d.action
+
+
+def _past(action: str) -> str:
+    try:
+        return Action(action).past
+    except ValueError:
+        return action
+
+
+def _decision_lines(d: Decision) -> list[str]:
+    lines = [
+        f"{d.time}  {d.component} {_decision_action(d)}  {d.id}",
+        f"    {d.subject}",
+        f"    agent {d.agent} · repository {d.repository} · session {d.session}"
+        + (f" · model {d.model}" if d.model not in (NOT_A_MODEL_CALL, UNKNOWN) else ""),
+    ]
+    for r in d.reasons:
+        lines.append(f"    {r['code']}: {r['message']}")
+        for e in r["evidence"]:
+            preview = f" {e['preview']!r}" if e["preview"] else ""
+            fp = f" {e['fingerprint']}" if e["fingerprint"] else ""
+            lines.append(f"      at {e['where']}{preview}{fp}")
+    return lines
+
+
+def _monitor_line(report: Report) -> str:
+    stopped = report.by_would_action
+    parts = [f"{n} would have been {_past(a)}" for a, n in stopped.most_common() if a != "allow"]
+    return (
+        f"Monitor mode: {report.monitored} decisions were recorded but not enforced"
+        + (f"; {', '.join(parts)}" if parts else "; none would have been stopped")
+        + "."
+    )
 
 
 def render_html(report: Report) -> str:
@@ -300,7 +667,53 @@ def render_html(report: Report) -> str:
             _counter_rows(report.by_destination, total),
         ),
         table("By agent", ["agent", "decisions", "share"], _counter_rows(report.by_agent, total)),
+        table(
+            "By repository",
+            ["repository", "decisions", "share"],
+            _counter_rows(report.by_repository, total),
+        ),
+        table("By model", ["model", "decisions", "share"], _counter_rows(report.by_model, total)),
+        table(
+            "By session", ["session", "decisions", "share"], _counter_rows(report.by_session, total)
+        ),
+        table(f"Timeline (per {_unit(report)})", *_timeline_rows(report)),
+        table(
+            "Decisions that redacted, asked or stopped (or would have), newest first",
+            [
+                "time",
+                "record",
+                "component",
+                "action",
+                "agent",
+                "repository",
+                "what",
+                "reasons and evidence",
+            ],
+            [
+                [
+                    d.time,
+                    d.id,
+                    d.component,
+                    _decision_action(d),
+                    d.agent,
+                    d.repository,
+                    d.subject,
+                    "; ".join(
+                        f"{r['code']}: {r['message']}"
+                        + "".join(
+                            f" [{e['where']} {e['preview']} {e['fingerprint']}]".replace("  ", " ")
+                            for e in r["evidence"]
+                        )
+                        for r in d.reasons
+                    ),
+                ]
+                for d in report.newest_decisions()
+            ],
+        ),
     ]
+    parts.append(table("Policy changes (domestique allow)", *_policy_change_rows(report)))
+    if report.monitored:
+        parts.insert(0, f"<p><strong>{esc(_monitor_line(report))}</strong></p>")
     window = f"since {report.since}" if report.since else "all records"
     style = (
         "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"

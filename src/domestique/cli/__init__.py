@@ -31,7 +31,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("domestique.cli.report", "what left, what was redacted or blocked, and why"),
     "policy": ("domestique.cli.policy", "check a policy file or show the effective policy"),
     "records": ("domestique.cli.records", "register customer records for exact-data-match"),
-    "codes": ("domestique.cli.codes", "list every reason code Domestique can emit"),
+    "codes": ("domestique.cli.codes", "list every reason code, or explain one"),
+    "explain": (
+        "domestique.cli.explain",
+        "why a command or a recorded decision got its verdict, and what would allow it",
+    ),
+    "allow": (
+        "domestique.cli.allow",
+        "turn a false positive into an allow rule: --once, --repo or --user",
+    ),
     "hub": ("domestique.cli.hub", "run and administer the fleet hub (the hub extra)"),
     "enroll": ("domestique.cli.enroll", "register this endpoint with the fleet hub"),
     "sync": ("domestique.cli.sync", "upload decision records, fetch the signed policy bundle"),

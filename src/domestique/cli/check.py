@@ -87,6 +87,8 @@ def _short(reasons: Sequence[Reason]) -> list[dict[str, str]]:
 def _print_text(record: DecisionRecord) -> None:
     out = sys.stdout
     out.write(f"{record.action.value}\n")
+    if record.would_action is not None:
+        out.write(f"  monitor mode: not enforced; would have been {record.would_action.past}\n")
     for r in record.reasons:
         where = ", ".join(e.where for e in r.evidence)
         out.write(f"  {r.code}: {r.message}" + (f" [{where}]" if where else "") + "\n")
@@ -103,6 +105,9 @@ def _print_json(record: DecisionRecord) -> None:
         "record_id": record.id,
         "policy": record.policy.to_json(),
     }
+    if record.would_action is not None:  # monitor mode: what would have happened
+        obj["enforced"] = False
+        obj["would_decision"] = record.would_action.value
     sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
 
 
@@ -145,6 +150,9 @@ def _run_batch(policy: EffectivePolicy, subject: Subject, actor: Actor) -> int:
             command, policy=policy, subject=subject, actor=actor, cwd=cwd or os.getcwd()
         )
         out = {"id": ident, "decision": record.action.value, "reasons": _short(record.reasons)}
+        if record.would_action is not None:
+            out["enforced"] = False
+            out["would_decision"] = record.would_action.value
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         sys.stdout.flush()
         worst = max(worst, _exit_for(record))

@@ -3,8 +3,10 @@
     domestique report [--since 7d] [--json] [--html FILE]
 
 Answers from the audit log alone: totals by component, action, reason code, destination
-(provider and upstream host) and agent, plus what the firewall forwarded (requests, bytes,
-models per destination) and every redaction or stop with its reason code.
+(provider and upstream host), agent, repository, model and session; what the firewall forwarded
+(requests, bytes, models per destination); a timeline; every redaction or stop with its reason
+code, and the newest decisions with their masked evidence. In monitor mode it says what would
+have been denied. ``--json`` keeps every earlier field and adds the new ones.
 """
 
 from __future__ import annotations

@@ -48,8 +48,9 @@ from domestique.detect.re2opts import (
     match_spans,
     search_from,
 )
+from domestique.detect.reserved import example_password
 from domestique.detect.ruleset import Rule
-from domestique.detect.validators import VALIDATORS, shannon_entropy
+from domestique.detect.validators import VALIDATORS, shannon_entropy, spells_field_name
 from domestique.detect.views import (
     TRIGGER_LINES_RE,
     TRIGGER_PATTERNS,
@@ -116,10 +117,13 @@ _PLACEHOLDER_RE = re2.compile(
     r"variable|fake|xxxx|\*\*\*|\.\.\.|…|insert[_\- ]|replace[_\- ]?me|\btodo\b|fixme|"
     r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
-    r"<[A-Za-z_][A-Za-z0-9_ \-]*>|^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
+    r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
+    r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
-    r"baz|qux|pass|passwd|pwd|pw|user|username|login)$)"
+    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
+    r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$)"
 )
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
@@ -128,13 +132,18 @@ _CODE_REF_RE = re2.compile(
     r"^(?:\$|%[A-Za-z_]|@|os\.|process\.env|env\.|ENV\[|getenv|System\.getenv|config\.|"
     r"settings\.|self\.|this\.|cls\.|args\.|kwargs|request\.|params\.|options\.|opts\.|"
     r"secrets\.|vault:|ssm:|arn:aws:secretsmanager|keyring\.)|"
+    # a keyword argument passed on: secrets_dir=_secrets_dir, key=value
+    r"^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z_$]|"
     r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
 )
 _RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")
-_CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*\s*[(\[]")
-# A whole value that is one variable reference: $name, ${...}, $(...), %NAME%, @name, os.environ.
+# A call or subscript, also through a path (std::env::var(...), Config::get(...)).
+_CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_.]*)*\s*[(\[]")
+# A whole value that is one variable reference: $name, ${...}, $(...), %NAME%, @name, os.environ,
+# or a YAML tag that fetches the value (Ansible !vault, CloudFormation !Ref).
 _VAR_REF_RE = re2.compile(
     r"^(?:\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))|%[A-Za-z_][A-Za-z0-9_]*%?|"
+    r"!(?:vault|Ref|Sub|GetAtt|ImportValue|FindInMap|env_var|env|secret|include)|"
     r"@[A-Za-z_][A-Za-z0-9_.]*)$|^(?:os\.|process\.env|ENV\[|getenv)"
 )
 
@@ -370,9 +379,19 @@ class _Hit:
 
 
 def looks_like_placeholder(value: str) -> bool:
-    """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths."""
+    """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths,
+    ``{name}`` format fields, a field word spelled out (``pass word``) and the passwords famous
+    documentation prints as its example (``tiger``)."""
+    # Markup after the value closes its element (``pass+word</span>``): not part of it.
+    value = value.split("</", 1)[0] or value
     bare = value.rstrip(":;,.")
-    return bool(found(_PLACEHOLDER_RE, value) or found(_ENV_NAME_RE, bare) or found(_PATH_RE, bare))
+    return bool(
+        found(_PLACEHOLDER_RE, value)
+        or found(_ENV_NAME_RE, bare)
+        or found(_PATH_RE, bare)
+        or spells_field_name(bare)
+        or example_password(bare)
+    )
 
 
 def looks_like_code_reference(value: str, quoted: bool) -> bool:

@@ -15,6 +15,16 @@ import re
 import zlib
 from collections import Counter
 from collections.abc import Callable
+from urllib.parse import unquote_plus
+
+from domestique.detect.reserved import (
+    example_basic_credential,
+    example_iban,
+    example_password,
+    fictional_phone,
+    non_personal_email,
+    published_test_card,
+)
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_INDEX = {c: i for i, c in enumerate(BASE62)}
@@ -146,7 +156,7 @@ def basic_auth_b64(value: str) -> bool:
         return False
     decoded = raw.decode("utf-8", "replace")
     user, sep, password = decoded.partition(":")
-    if not sep or not (password or len(user) >= 16):
+    if not sep or not (password or len(user) >= 16) or example_basic_credential(user, password):
         return False
     return sum(c.isprintable() for c in decoded) >= 0.9 * len(decoded)
 
@@ -204,13 +214,30 @@ def mixed_charset(value: str) -> bool:
     return classes >= 2
 
 
+# Names written in code: snake_case or kebab-case words with at most a short number at the end
+# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend); and prose:
+# lower-case words separated by single spaces (value with quotes and spaces, development key).
+_WORD_IDENTIFIER_RE = re.compile(
+    r"^(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
+    r"[a-z]*(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3}(?:_(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3})*|"
+    r"[a-z]+(?: [a-z]+)+)$"
+)
+
+
+def not_word_identifier(value: str) -> bool:
+    """False for a value that reads as a name or as prose, not as generated: ``test_schema_2``,
+    ``RemoteUserBackend``, ``development key`` (a secret-named field holding it is no secret)."""
+    return not _WORD_IDENTIFIER_RE.match(value.strip().strip("\"'`"))
+
+
 # What stands for a credential rather than being one, in a structure that proves the field is
 # a credential (a connection string's Password=, NetworkCredential(user, pass), user:pass@host):
 # a variable or template reference, a mask, an environment-variable name, or the field's own
 # name written as its value. Anything else there is taken as the credential, words included
 # ("secret", "open_sesame", "admin"): the structure, not the value's randomness, says so.
 _TEMPLATE_RE = re.compile(
-    r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|"
+    r"\$\{|\{\{|#\{|%\([A-Za-z_]+\)[sd]|<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][\w \-]*&gt;|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
     r"(?i:your[_\- ]?(?:pass|secret|token|key)|changeme|change[_\-]me|placeholder|redacted|"
     r"example|sample|dummy|fake|(?:^|[^a-z0-9])xxx+$)|"
     # a mask or an ellipsis that opens or closes the value (sk-…, ****abcd); inside the value
@@ -232,21 +259,91 @@ _FIELD_WORDS = frozenset(
 )  # fmt: skip
 
 
-def credential_literal(value: str) -> bool:
-    """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above)."""
-    v = value.strip().strip("\"'`")
-    if not v or v.lower() in _FIELD_WORDS:
+_NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+_SPELLED_RE = re.compile(r"[ +_\-]|%2[bB0]")
+_SPELLED_WORDS = frozenset({"password", "passwd", "passphrase", "username", "secret"})
+
+
+def spells_field_name(value: str) -> bool:
+    """True when ``value`` is a field word written with separators or URL escapes
+    (``pass word``, ``pass+word``, ``pass%2Bword``, ``user_name``): documentation about the
+    field, not a value of it."""
+    if not _SPELLED_RE.search(value):
         return False
-    return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(v))
+    folded = _NOT_ALNUM_RE.sub("", unquote_plus(value).lower())
+    return folded in _SPELLED_WORDS
 
 
-# Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0].
-_CODE_RE = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[A-Za-z_$][\w$.]*\s*[(\[]")
+def credential_literal(value: str) -> bool:
+    """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above), a
+    field word (``password``, ``pass word``) or a well-known documentation example (``tiger``).
+
+    A trailing ``,`` or ``;`` is the statement's, not the value's (``password=password,``)."""
+    # Markup after the value closes its element (``tiger</pre>``): not part of it.
+    v = value.split("</", 1)[0].strip().strip("\"'`") or value.strip()
+    bare = v.rstrip(",;")
+    if not v or bare.lower() in _FIELD_WORDS or spells_field_name(bare):
+        return False
+    if example_password(bare):
+        return False
+    return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(bare))
+
+
+# Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0];
+# and a type annotation (password: SecretStr, passwd: Optional[str]).
+_CODE_RE = re.compile(
+    r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$|^[A-Za-z_$][\w$.]*\s*[(\[]|"
+    r"^(?:[A-Z][a-z]+)*(?:Str|String|Bytes|Field|Type|Input|Text|Column|Secret|Password)$|"
+    r"^(?:str|bytes|string|text|int|bool)$"
+)
 
 
 def not_code(value: str) -> bool:
     """False for a dotted name, a call or a subscript: code that refers to the value."""
     return not _CODE_RE.match(value.strip())
+
+
+def aws_secret_shape(value: str) -> bool:
+    """40 base64 characters with upper case, lower case and digits (a hex digest or a word run
+    is not an AWS secret access key), not one repeated unit."""
+    return (
+        len(value) == 40
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and not_repetitive(value)
+    )
+
+
+def password_like(value: str) -> bool:
+    """A word in prose that reads as a password: letters with digits or symbols, not a name
+    (``too_short_error``), a path, a URL or a version."""
+    v = value.strip()
+    if len(v) < 4 or not any(c.isalpha() for c in v) or not not_word_identifier(v):
+        return False
+    if v.startswith(("/", "~", "http", "www.")) or (v[0].isdigit() and "." in v):
+        return False
+    return any(c.isdigit() for c in v) or any(not c.isalnum() and c not in "_.-" for c in v)
+
+
+def not_test_card(value: str) -> bool:
+    """False for a card number published for testing, or a synthetic one (4242 4242 ...)."""
+    return not published_test_card(value)
+
+
+def not_fictional_phone(value: str) -> bool:
+    """False for a number reserved for fiction (555-0123, 020 7946 0xxx)."""
+    return not fictional_phone(value)
+
+
+def not_example_iban(value: str) -> bool:
+    """False for an IBAN printed as an example (DE89 3704 0044 0532 0130 00)."""
+    return not example_iban(value)
+
+
+def personal_email(value: str) -> bool:
+    """False for an address at a reserved example domain or a service's no-reply sender."""
+    return not non_personal_email(value)
 
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {
@@ -263,6 +360,13 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "mixed_charset": mixed_charset,
     "credential_literal": credential_literal,
     "not_code": not_code,
+    "not_word_identifier": not_word_identifier,
+    "aws_secret_shape": aws_secret_shape,
+    "password_like": password_like,
+    "not_test_card": not_test_card,
+    "not_fictional_phone": not_fictional_phone,
+    "not_example_iban": not_example_iban,
+    "personal_email": personal_email,
 }
 
 
@@ -288,6 +392,10 @@ _CODE_WORD_RE = re.compile(
 )
 
 
+_TOKEN_SEPARATORS_RE = re.compile(r"[\-_./+=]+")
+_NAME_PIECE_RE = re.compile(r"^[A-Za-z]*[0-9]*$")
+
+
 def random_token(value: str) -> bool:
     """A generated-looking key: 2+ letter/digit switches, entropy; no placeholder, host, version."""
     v = value.strip("\"'`.,;")
@@ -302,6 +410,11 @@ def random_token(value: str) -> bool:
             switches += 1
         last = kind or last
     if switches < 2 or (switches == 2 and _CODE_WORD_RE.search(v)):
+        return False
+    # Pieces between separators that are each a word with a number at most at its end are a
+    # name (sqlalchemy2-stubs, ubuntu-22.04-arm64), not a generated key.
+    pieces = _TOKEN_SEPARATORS_RE.split(v)
+    if len(pieces) > 1 and all(_NAME_PIECE_RE.match(p) for p in pieces):
         return False
     # A random string of n characters has about log2(n) bits per character at most.
     return shannon_entropy(v) >= min(3.0, math.log2(n) - 1.0) and not_repetitive(v)

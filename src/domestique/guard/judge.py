@@ -83,11 +83,20 @@ def judge_command(
             reasons: tuple[Reason, ...] = ()
         else:
             reasons, unfolded, masked, hosts = _analyze(command, cwd=cwd, scanner=scanner)
-        key = (component, actor, agent, tool, hosts)
+        # Only a policy with rules for one repository or one exact command needs them in the
+        # context (``domestique allow``); otherwise contexts stay shared across commands.
+        scope = (cwd, command) if policy.scoped else (None, None)
+        key = (component, actor, agent, tool, hosts, *scope)
         ctx = _CONTEXTS.get(key)
         if ctx is None:
             ctx = policy_module.DecisionContext(
-                component=component, actor=actor, agent=agent, tool=tool, hosts=hosts
+                component=component,
+                actor=actor,
+                agent=agent,
+                tool=tool,
+                hosts=hosts,
+                project=scope[0],
+                command=scope[1],
             )
             if len(_CONTEXTS) >= 1024:
                 _CONTEXTS.clear()
@@ -359,4 +368,5 @@ def command_record(
         policy=policy.ref,
         engine={"guard": GUARD_ENGINE_VERSION, "grammar": GRAMMAR_VERSION},
         latency_us=judgement.latency_us,
+        would_action=judgement.verdict.would,
     )

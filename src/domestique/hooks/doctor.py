@@ -298,4 +298,7 @@ def run(argv: list[str]) -> int:
                 sys.stdout.write(f"{'':12} crash/timeout: {r.fail_closed_note}\n")
             for p in r.problems:
                 sys.stdout.write(f"{'':12} - {p}\n")
+        from domestique.cli.policy import mode_line
+
+        sys.stdout.write(mode_line(project) + "\n")
     return 0 if all(r.ok for r in reports) else 1

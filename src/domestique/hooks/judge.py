@@ -547,7 +547,7 @@ class Judge:
                 "hook.unknown_tool",
                 f"{event.host} tool {event.tool!r} is not known to Domestique's hook adapter",
             )
-            return Verdict(policy.unknown_tool_action(ctx), (reason,)), obj
+            return policy.unknown_tool_verdict(reason, ctx), obj
         texts = list(event.texts)
         if event.kind is EventKind.READ:
             for pattern in event.globs:
@@ -665,6 +665,8 @@ class Judge:
                     tool=event.tool,
                     hosts=tuple(h for u in event.urls if (h := _url_host(u))),
                     paths=event.paths,
+                    project=event.cwd or cwd,
+                    command=event.command,
                 )
                 verdict, detail = self.verdict(event, policy, ctx)
                 obj.update(detail)
@@ -676,6 +678,7 @@ class Judge:
         action: Action = verdict.action
         if action in (Action.BLOCK, Action.REDACT):
             action = Action.DENY
+        would = Action.DENY if verdict.would in (Action.BLOCK, Action.REDACT) else verdict.would
         reasons = verdict.reasons
         try:
             masker = _Masker(self)
@@ -686,7 +689,7 @@ class Judge:
         except Exception as exc:  # noqa: BLE001 - cannot mask: echo and record nothing raw
             from domestique.boundary import error_reason
 
-            action = Action.DENY
+            action, would = Action.DENY, None
             reasons = (error_reason(exc, "engine.detector_error"),)
             obj, event_name = {"host": host}, ""
         try:
@@ -705,6 +708,7 @@ class Judge:
                 policy=policy_ref,
                 engine={"domestique": __version__, "hooks": "1"},
                 latency_us=(time.perf_counter_ns() - t0) // 1000,
+                would_action=would,
             )
             from domestique.audit import record_decision
 

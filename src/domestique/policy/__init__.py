@@ -2,8 +2,7 @@
 
 ``load_policy(...)`` reads the builtin, system, user, explicit and project layers (project
 layers may only tighten) and never raises: an invalid or unreadable layer yields a policy whose
-every decision stops with ``policy.invalid``. See ``docs/architecture.md`` for the contract and
-the team notes for the file format.
+every decision stops with ``policy.invalid``. See ``docs/policy.md`` for the file format.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ from domestique.policy._load import (
     load_policy,
 )
 from domestique.policy._model import (
+    MODES,
+    CodeDecision,
     DecisionContext,
     EffectivePolicy,
     LayerInfo,
@@ -29,8 +30,10 @@ from domestique.policy._model import (
 
 __all__ = [
     "BUILTIN_DIR",
+    "MODES",
     "PROJECT_POLICY",
     "SYSTEM_POLICY",
+    "CodeDecision",
     "DecisionContext",
     "EffectivePolicy",
     "LayerFile",

@@ -43,6 +43,7 @@ from typing import Any
 from domestique.keys import domestique_home, ensure_private_dir
 from domestique.policy._locate import Positions, line_col_of_offset
 from domestique.policy._model import (
+    ENFORCE,
     DecisionContext,
     EffectivePolicy,
     LayerInfo,
@@ -50,7 +51,7 @@ from domestique.policy._model import (
     Rule,
 )
 from domestique.policy._validate import PROJECT, LayerResult
-from domestique.records import Action, Actor, Component, PolicyRef
+from domestique.records import JUDGING_COMPONENTS, Action, Actor, Component, PolicyRef
 
 _DEFAULT_SETTINGS = {"unmatched": Action.DENY, "unknown_tool": Action.ASK}
 
@@ -280,7 +281,7 @@ def read_organisation(layer: LayerFile, registered: Sequence[str]) -> tuple[Laye
 
 
 def _covered_contexts(rule: Rule) -> Iterator[DecisionContext]:
-    components = sorted(rule.match.components) or [c.value for c in Component]
+    components = sorted(rule.match.components) or [c.value for c in JUDGING_COMPONENTS]
     actors = sorted(rule.match.actors) or [a.value for a in Actor]
     agent = min(rule.match.agents) if rule.match.agents else None
     tool = min(rule.match.tools) if rule.match.tools else None
@@ -298,6 +299,7 @@ def merge_layers(
     if errors:
         return EffectivePolicy.invalid(errors, infos)
     settings: dict[str, Action] = {}
+    mode = ENFORCE
     base: dict[str, Rule] = {}
     project: dict[str, Rule] = {}
     tighten_only = {PROJECT}
@@ -322,8 +324,11 @@ def merge_layers(
                 # Under an organisation layer, lower layers may only make a setting stricter.
                 if action.severity > settings.get(key, _DEFAULT_SETTINGS[key]).severity:
                     settings[key] = action
+            if result.mode == ENFORCE:
+                mode = ENFORCE  # enforcing is stricter; monitor from a lower layer is ignored
             continue
         settings.update(result.settings)
+        mode = result.mode or mode
         for rule in result.rules:
             earlier = base.pop(rule.id, None)  # a later layer's rule replaces it, ranks later
             if earlier is not None and layer.kind == "builtin" and earlier.layer == "builtin":
@@ -336,6 +341,7 @@ def merge_layers(
     policy_settings = PolicySettings(
         unmatched=settings.get("unmatched", Action.DENY),
         unknown_tool=settings.get("unknown_tool", Action.ASK),
+        mode=mode,
     )
     without_project = EffectivePolicy(
         settings=policy_settings, rules=list(base.values()), layers=infos
@@ -372,7 +378,7 @@ def _loosens(rule: Rule, base: EffectivePolicy, registered: Sequence[str]) -> st
                 hosts=(host,) if host else (),
                 paths=(path,) if path else (),
             )
-            given = base.action_for(code, ctx_one)
+            given = base.policy_action_for(code, ctx_one)
             if rule.action.severity < given.severity:
                 return (
                     f"{rule.source}:1: a {rule.layer} policy may only tighten: rule {rule.id!r} "
@@ -436,6 +442,7 @@ def _from_cache(data: dict[str, Any]) -> EffectivePolicy:
     settings = PolicySettings(
         unmatched=Action(data["settings"]["unmatched"]),
         unknown_tool=Action(data["settings"]["unknown_tool"]),
+        mode=str(data["settings"].get("mode", ENFORCE)),
     )
     rules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["rules"]]
     prules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["project_rules"]]

@@ -53,7 +53,23 @@ PROTECTED_CODES: frozenset[str] = frozenset(
 # The one allowed relaxation: a person at a terminal may be asked about an unparsable command.
 HUMAN_ASK_CODE = "engine.parse_error"
 
-MATCH_FIELDS: tuple[str, ...] = ("components", "actors", "agents", "tools", "hosts", "paths")
+MATCH_FIELDS: tuple[str, ...] = (
+    "components",
+    "actors",
+    "agents",
+    "tools",
+    "hosts",
+    "paths",
+    "projects",
+    "commands",
+)
+# Fields that scope a rule to one repository or one exact command (``domestique allow``).
+SCOPE_FIELDS: tuple[str, ...] = ("projects", "commands")
+
+# ``[settings] mode``: "enforce" (the default) acts on every decision; "monitor" decides and
+# records everything but enforces only errors (the protected codes above), for a roll-out.
+ENFORCE, MONITOR = "enforce", "monitor"
+MODES: tuple[str, ...] = (ENFORCE, MONITOR)
 
 
 def is_protected(code: str) -> bool:
@@ -83,6 +99,8 @@ class DecisionContext:
     tool: str | None = None  # hooks: the host's tool name
     hosts: tuple[str, ...] = ()  # network destinations involved
     paths: tuple[str, ...] = ()  # file paths involved
+    project: str | None = None  # the directory the decision was asked in (cwd)
+    command: str | None = None  # the command line judged (guard and shell hooks)
 
 
 def code_pattern_specificity(pattern: str, code: str) -> int | None:
@@ -103,6 +121,18 @@ def _expand_path_glob(pattern: str) -> str:
     return os.path.expanduser(pattern) if pattern.startswith("~") else pattern
 
 
+def _in_project(directory: str, globs: Sequence[str]) -> bool:
+    """True when ``directory`` or one of its parents matches one of ``globs``."""
+    full = os.path.normpath(os.path.expanduser(directory))
+    while True:
+        if any(fnmatchcase(full, g) for g in globs):
+            return True
+        parent = os.path.dirname(full)
+        if parent == full:
+            return False
+        full = parent
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """The context conditions of a rule, or of one of its exceptions. Empty field = any."""
@@ -114,11 +144,15 @@ class Match:
     tools: frozenset[str] = frozenset()
     hosts: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    commands: frozenset[str] = frozenset()
     _paths_expanded: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    _projects_expanded: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def build(cls, data: Mapping[str, Any]) -> Match:
         paths = tuple(data.get("paths", ()))
+        projects = tuple(data.get("projects", ()))
         return cls(
             codes=tuple(data.get("codes", ())),
             components=frozenset(data.get("components", ())),
@@ -127,8 +161,16 @@ class Match:
             tools=frozenset(data.get("tools", ())),
             hosts=tuple(h.lower() for h in data.get("hosts", ())),
             paths=paths,
+            projects=projects,
+            commands=frozenset(data.get("commands", ())),
             _paths_expanded=tuple(_expand_path_glob(p) for p in paths),
+            _projects_expanded=tuple(os.path.normpath(_expand_path_glob(p)) for p in projects),
         )
+
+    @property
+    def scoped(self) -> bool:
+        """True when the match names a project or an exact command."""
+        return bool(self.projects or self.commands)
 
     def applies(self, code: str, ctx: DecisionContext, host: str | None, path: str | None) -> bool:
         """True when every condition given holds for one host and one path of the context."""
@@ -154,7 +196,11 @@ class Match:
             full = os.path.expanduser(path) if path.startswith("~") else path
             if not any(fnmatchcase(full, g) for g in self._paths_expanded):
                 return False
-        return True
+        if self.projects and (
+            ctx.project is None or not _in_project(ctx.project, self._projects_expanded)
+        ):
+            return False
+        return not (self.commands and ctx.command not in self.commands)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -224,13 +270,57 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class PolicySettings:
-    """``[settings]``: the action for a reason no rule matches; for a host tool not known."""
+    """``[settings]``: the action for a reason no rule matches; for a host tool not known;
+    the mode (``enforce`` or ``monitor``)."""
 
     unmatched: Action = Action.DENY
     unknown_tool: Action = Action.ASK
+    mode: str = ENFORCE
+
+    @property
+    def monitor(self) -> bool:
+        return self.mode == MONITOR
 
     def to_json(self) -> dict[str, Any]:
-        return {"unmatched": self.unmatched.value, "unknown_tool": self.unknown_tool.value}
+        out: dict[str, Any] = {
+            "unmatched": self.unmatched.value,
+            "unknown_tool": self.unknown_tool.value,
+        }
+        if self.mode != ENFORCE:
+            # Only when set: an enforcing policy keeps the sha256 it had before modes existed.
+            out["mode"] = self.mode
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CodeDecision:
+    """How the policy decides one reason code in one context, and which rule decided it.
+
+    ``action`` is what the policy says (before monitor mode); ``rule`` the base rule that
+    matched (None: ``settings.unmatched``); ``project_rule`` a project rule that raised the
+    action; ``clamped`` when a protected code was raised to deny whatever the rule said.
+    """
+
+    code: str
+    action: Action
+    rule: Rule | None = None
+    project_rule: Rule | None = None
+    clamped: bool = False
+
+    @property
+    def decided_by(self) -> str:
+        """A short label naming what decided: ``rule ID``, or the setting or clamp."""
+        if self.project_rule is not None:
+            return f"rule {self.project_rule.id}"
+        if self.clamped:
+            return "always stops: Domestique could not judge the input"
+        if self.rule is not None:
+            return f"rule {self.rule.id}"
+        return "no rule matches: settings.unmatched"
+
+    @property
+    def deciding_rule(self) -> Rule | None:
+        return self.project_rule if self.project_rule is not None else self.rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +355,8 @@ class EffectivePolicy:
 
     __slots__ = (
         "_cache",
+        "_labels",
+        "_scoped",
         "errors",
         "layers",
         "project_rules",
@@ -301,6 +393,13 @@ class EffectivePolicy:
             digest = hashlib.sha256(canonical_json({"invalid": list(self.errors)})).hexdigest()
             self.ref = PolicyRef(id="invalid", sha256=digest)
         self._cache: dict[tuple[str, DecisionContext], Action] = {}
+        self._labels: dict[tuple[str, DecisionContext], str] = {}
+        # Whether any rule looks at the project or the command: if none does, they are left
+        # out of the cache key (one entry per code and context, not per command line).
+        self._scoped = any(
+            r.match.scoped or any(e.scoped for e in r.exceptions)
+            for r in (*self.rules, *self.project_rules)
+        )
 
     @classmethod
     def invalid(cls, errors: Sequence[str], layers: Sequence[LayerInfo] = ()) -> EffectivePolicy:
@@ -336,11 +435,12 @@ class EffectivePolicy:
                 best, best_spec = rule, spec
         return best
 
-    def _action_one(
+    def _decision_one(
         self, code: str, ctx: DecisionContext, host: str | None, path: str | None
-    ) -> Action:
+    ) -> CodeDecision:
         rule = self._base_rule(code, ctx, host, path)
         action = rule.action if rule is not None else self.settings.unmatched
+        clamped = False
         if is_protected(code) and action.severity < Action.DENY.severity:
             # The one relaxation: a rule for people only may ask about an unparsable command.
             human_ask = (
@@ -351,17 +451,47 @@ class EffectivePolicy:
                 and rule.match.actors == frozenset({Actor.HUMAN.value})
             )
             if not human_ask:
-                action = Action.DENY
+                action, clamped = Action.DENY, True
         # Project rules may only tighten: applied last, they raise the action, never lower it.
+        raised_by: Rule | None = None
         for prule in self.project_rules:
             if prule.specificity(code) is not None and prule.applies(code, ctx, host, path):
-                action = most_severe((action, prule.action))
-        return normalize(action, ctx.component)
+                raised = most_severe((action, prule.action))
+                if raised.severity > action.severity:
+                    raised_by = prule
+                action = raised
+        return CodeDecision(code, normalize(action, ctx.component), rule, raised_by, clamped)
 
-    def action_for(self, code: str, ctx: DecisionContext) -> Action:
-        """The action for one reason code. Several hosts or paths: the most severe over each."""
+    def _action_one(
+        self, code: str, ctx: DecisionContext, host: str | None, path: str | None
+    ) -> Action:
+        return self._decision_one(code, ctx, host, path).action
+
+    def explain_code(self, code: str, ctx: DecisionContext) -> CodeDecision:
+        """The policy's action for ``code`` (before monitor mode) and the rule that decided.
+
+        Several hosts or paths: the decision for the one that gives the most severe action.
+        An invalid policy: stop, decided by no rule.
+        """
+        if not self.valid:
+            return CodeDecision(code, stop_for(ctx.component), clamped=True)
+        hosts: tuple[str | None, ...] = ctx.hosts or (None,)
+        paths: tuple[str | None, ...] = ctx.paths or (None,)
+        best: CodeDecision | None = None
+        for h in hosts:
+            for p in paths:
+                one = self._decision_one(code, ctx, h, p)
+                if best is None or one.action.severity > best.action.severity:
+                    best = one
+        assert best is not None
+        return best
+
+    def policy_action_for(self, code: str, ctx: DecisionContext) -> Action:
+        """The action the rules give ``code`` (several hosts or paths: the most severe over
+        each), whatever the mode. ``scan``, ``explain`` and project-layer checks use it."""
         if not self.valid:
             return stop_for(ctx.component)
+        ctx = self._unscoped(ctx)
         key = (code, ctx)
         cached = self._cache.get(key)
         if cached is not None:
@@ -376,21 +506,91 @@ class EffectivePolicy:
             self._cache[key] = action
         return action
 
+    def _enforced(self, code: str, action: Action, ctx: DecisionContext) -> Action:
+        """Monitor mode enforces errors only (protected codes); everything else passes."""
+        if self.settings.monitor and not is_protected(code):
+            return Action.ALLOW
+        return action
+
+    def action_for(self, code: str, ctx: DecisionContext) -> Action:
+        """The action to enforce for one reason code. Several hosts or paths: the most severe
+        over each. In monitor mode only errors (protected codes) stop; anything else is allow
+        (:meth:`policy_action_for` gives what the rules say)."""
+        return self._enforced(code, self.policy_action_for(code, ctx), ctx)
+
     def decide(self, reasons: Sequence[Reason], ctx: DecisionContext) -> Verdict:
         """The verdict on ``reasons``: the most severe action over them; none ⇒ allow.
 
         An invalid policy stops everything (``policy.invalid`` first, then the reasons given).
+        A reason whose action stops gets the deciding rule appended to its message (``(rule
+        guard-deny-dangerous)``), so every deny or ask message names the rule. In monitor mode
+        the verdict enforces only errors (protected codes) and ``Verdict.would`` carries what
+        the policy decided ("would have denied").
         """
         if not self.valid:
             return Verdict(stop_for(ctx.component), (self.invalid_reason(), *reasons))
-        actions = [self.action_for(r.code, ctx) for r in reasons]
-        return Verdict(normalize(most_severe(actions), ctx.component), tuple(reasons))
+        actions = [self.policy_action_for(r.code, ctx) for r in reasons]
+        decided = normalize(most_severe(actions), ctx.component)
+        if decided.stops:
+            reasons = tuple(
+                self._cite_rule(r, ctx) if a.stops else r
+                for r, a in zip(reasons, actions, strict=True)
+            )
+        if not self.settings.monitor:
+            return Verdict(decided, tuple(reasons))
+        enforced = normalize(
+            most_severe(
+                [self._enforced(r.code, a, ctx) for r, a in zip(reasons, actions, strict=True)]
+            ),
+            ctx.component,
+        )
+        if enforced is decided and enforced.stops:
+            return Verdict(decided, tuple(reasons))  # an error: enforced in every mode
+        return Verdict(enforced, tuple(reasons), would=decided)
+
+    def _unscoped(self, ctx: DecisionContext) -> DecisionContext:
+        """``ctx`` without project and command when no rule looks at them (one cache entry
+        per code and context, not one per command line)."""
+        if not self._scoped and (ctx.command is not None or ctx.project is not None):
+            return DecisionContext(
+                ctx.component, ctx.actor, ctx.agent, ctx.tool, ctx.hosts, ctx.paths
+            )
+        return ctx
+
+    def _cite_rule(self, reason: Reason, ctx: DecisionContext) -> Reason:
+        key = (reason.code, self._unscoped(ctx))
+        label = self._labels.get(key)
+        if label is None:
+            label = self.explain_code(reason.code, ctx).decided_by
+            if len(self._labels) < 4096:
+                self._labels[key] = label
+        return Reason(reason.code, f"{reason.message} ({label})", reason.evidence)
 
     def unknown_tool_action(self, ctx: DecisionContext) -> Action:
         """hooks: the action for a host tool the policy does not know (invalid ⇒ stop)."""
         if not self.valid:
             return stop_for(ctx.component)
+        if self.settings.monitor:
+            return Action.ALLOW
         return normalize(self.settings.unknown_tool, ctx.component)
+
+    def unknown_tool_verdict(self, reason: Reason, ctx: DecisionContext) -> Verdict:
+        """hooks: the verdict for a host tool the policy does not know; monitor mode records
+        what would have happened."""
+        if not self.valid:
+            return Verdict(stop_for(ctx.component), (self.invalid_reason(), reason))
+        decided = normalize(self.settings.unknown_tool, ctx.component)
+        if decided.stops:
+            reason = Reason(reason.code, f"{reason.message} (settings.unknown_tool)")
+        if self.settings.monitor:
+            return Verdict(Action.ALLOW, (reason,), would=decided)
+        return Verdict(decided, (reason,))
+
+    @property
+    def scoped(self) -> bool:
+        """True when a rule looks at the project directory or the exact command: callers
+        then put them in the :class:`DecisionContext` (they cost a cache entry each)."""
+        return self._scoped
 
     def __repr__(self) -> str:
         state = "valid" if self.valid else f"invalid ({len(self.errors)} errors)"

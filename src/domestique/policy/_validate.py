@@ -19,20 +19,22 @@ from domestique.policy._locate import Positions
 from domestique.policy._model import (
     HUMAN_ASK_CODE,
     MATCH_FIELDS,
+    MODES,
     POLICY_VERSION,
     Match,
     Rule,
     code_pattern_specificity,
     is_protected,
 )
-from domestique.records import Action, Actor, Component
+from domestique.records import JUDGING_COMPONENTS, Action, Actor
 
 TOP_KEYS = ("version", "settings", "rules")
-SETTINGS_KEYS = ("unmatched", "unknown_tool")
+SETTINGS_KEYS = ("unmatched", "unknown_tool", "mode")
+ACTION_SETTINGS = ("unmatched", "unknown_tool")
 RULE_KEYS = ("id", "description", "codes", "action", *MATCH_FIELDS, "except")
 EXCEPT_KEYS = ("codes", *MATCH_FIELDS)
 ACTIONS = tuple(a.value for a in Action)
-COMPONENTS = tuple(c.value for c in Component)
+COMPONENTS = tuple(c.value for c in JUDGING_COMPONENTS)
 ACTORS = tuple(a.value for a in Actor)
 PROJECT = "project"
 
@@ -45,6 +47,7 @@ class LayerResult:
     """What one layer contributes: settings it sets, its rules, and its errors (formatted)."""
 
     settings: dict[str, Action] = field(default_factory=dict)
+    mode: str | None = None  # [settings] mode, when this layer sets it
     rules: list[Rule] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -220,6 +223,15 @@ class LayerValidator:
                 return False
             return True
 
+        def project_glob(item: str, at: KeyPath) -> bool:
+            if not _glob_ok(item):
+                rep.value(at, f"bad project glob {item!r}: unclosed '['")
+                return False
+            if not (item.startswith(("/", "~")) or item[1:3] in (":\\", ":/")):
+                rep.value(at, f"project {item!r} must be an absolute directory (or start with ~)")
+                return False
+            return True
+
         def code(item: str, at: KeyPath) -> bool:
             return self._code_ok(item, at, rep)
 
@@ -231,6 +243,8 @@ class LayerValidator:
             "tools": None,
             "hosts": host,
             "paths": path_glob,
+            "projects": project_glob,
+            "commands": None,
         }
         for name, check in checks.items():
             if name in table:
@@ -362,11 +376,22 @@ class LayerValidator:
                 rep.value(("settings",), "'settings' must be a table")
             else:
                 _unknown_keys(settings, SETTINGS_KEYS, ("settings",), rep, "[settings]")
-                for key in SETTINGS_KEYS:
+                for key in ACTION_SETTINGS:
                     if key in settings:
                         act = _action(settings[key], ("settings", key), rep)
                         if act is not None:
                             result.settings[key] = act
+                if "mode" in settings:
+                    mode = settings["mode"]
+                    if not isinstance(mode, str) or mode not in MODES:
+                        shown = repr(mode) if isinstance(mode, str) else _type_name(mode)
+                        hint = _suggest(mode, MODES) if isinstance(mode, str) else ""
+                        rep.value(
+                            ("settings", "mode"),
+                            f"unknown mode {shown}{hint}; one of {', '.join(MODES)}",
+                        )
+                    else:
+                        result.mode = mode
         rules = data.get("rules", [])
         if not isinstance(rules, list):
             rep.value(("rules",), "'rules' must be an array of tables ([[rules]])")

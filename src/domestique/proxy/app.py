@@ -432,6 +432,7 @@ class FirewallApp:
             obj=obj,
             agent=agent,
             trace=trace,
+            would=None if action is not inspection.action else inspection.would,
         )
         if record.action.stops or inspection.body is None:
             await _respond(
@@ -754,6 +755,7 @@ class FirewallApp:
         obj: Mapping[str, JSONValue],
         agent: str | None = None,
         trace: _Trace | None = None,
+        would: Action | None = None,
     ) -> DecisionRecord:
         base: dict[str, JSONValue] = {
             "provider": provider.value,
@@ -776,6 +778,7 @@ class FirewallApp:
             policy=self.engine.policy.ref,
             engine={"domestique": __version__, "proxy": "1"},
             latency_us=(time.perf_counter_ns() - t0) // 1000,
+            would_action=would,
         )
         stored = await self._store(record)
         if trace is not None:

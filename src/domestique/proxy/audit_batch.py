@@ -33,7 +33,9 @@ MAX_BATCH = 256  # records per transaction; the rest wait for the next one
 def write_failed(record: DecisionRecord, exc: BaseException, stop: Action) -> DecisionRecord:
     """``record`` turned into ``stop`` with ``audit.write_failed`` (the reason names no content)."""
     reason = error_reason(exc, "audit.write_failed")
-    return dataclasses.replace(record, action=stop_action(stop), reasons=(*record.reasons, reason))
+    return dataclasses.replace(
+        record, action=stop_action(stop), reasons=(*record.reasons, reason), would_action=None
+    )
 
 
 class GroupRecorder:

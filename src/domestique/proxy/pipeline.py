@@ -71,6 +71,7 @@ class Inspection:
     bytes_in: int = 0
     bytes_out: int = 0
     previous_response_id: str | None = None
+    would: Action | None = None  # monitor mode: what the policy decided (not enforced)
 
     @property
     def blocked(self) -> bool:
@@ -269,6 +270,7 @@ def inspect_request(
         out,
         mapping,
         bytes_out=len(out),
+        would=verdict.would,
         **common,  # type: ignore[arg-type]
     )
 

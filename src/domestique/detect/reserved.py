@@ -1,0 +1,146 @@
+"""Values published for tests and examples, and names reserved so that they reach nobody.
+
+A model's earlier answer, a README or a test fixture mentions them all the time: the card
+numbers payment networks and processors publish for testing (4242 4242 4242 4242), the e-mail
+domains reserved for examples (RFC 2606 and RFC 6761: ``example.com``/``.net``/``.org``, the
+``.test``, ``.example``, ``.invalid`` and ``.localhost`` top-level domains), the telephone
+numbers reserved for fiction (North American 555 numbers, the UK regulator's drama ranges), the
+IBANs printed in the standard and in banks' documentation, vendors' no-reply sender addresses,
+and the example passwords of well-known documentation (Oracle's ``scott``/``tiger``). None of
+them is personal data or a credential anywhere, so the personal-data and credential rules turn
+them down (validators in :mod:`domestique.detect.validators`).
+
+Each predicate is pure, takes the matched value as written, and never raises: anything it cannot
+read is *not* reserved (the finding stands).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Card numbers published for testing by the card networks and the large processors' sandboxes
+# (digits only). Any number whose digits between the issuer prefix and the check digit use at
+# most two distinct digits (4111 1111 1111 1111, 5555 5555 5555 4444) is taken as made up too:
+# about one real card number in a million has that shape.
+TEST_CARD_NUMBERS = frozenset(
+    {
+        "4242424242424242", "4000056655665556", "4000002500003155", "4000002760003184",
+        "4000000000003220", "4000000000009995", "4000000000000002", "4000000000000077",
+        "4000000000000341", "4000008400001629", "4012888888881881", "4222222222222",
+        "4005519200000004", "4009348888881881", "4012000033330026", "4012000077777777",
+        "4217651111111119", "4500600000000061", "4917610000000000", "4444333322221111",
+        "5555555555554444", "2223003122003222", "5200828282828210", "5105105105105100",
+        "2223000048400011", "5454545454545454", "5425233430109903", "2222420000001113",
+        "378282246310005", "371449635398431", "378734493671000", "6011111111111117",
+        "6011000990139424", "6011981111111113", "6011000400000000", "3056930009020004",
+        "36227206271667", "30569309025904", "38520000023237", "36259600000004",
+        "3566002020360505", "3530111333300000", "6200000000000005", "6205500000000000004",
+    }
+)  # fmt: skip
+
+
+def published_test_card(value: str) -> bool:
+    """True for a published test card number or a synthetic one (see ``TEST_CARD_NUMBERS``)."""
+    digits = "".join(c for c in value if "0" <= c <= "9")
+    if digits in TEST_CARD_NUMBERS:
+        return True
+    return len(digits) >= 13 and len(set(digits[4:-1])) <= 2
+
+
+# E-mail domains that can never deliver to a person: RFC 2606 / RFC 6761 second-level example
+# domains and reserved top-level domains, and GitHub's published no-reply host for commits.
+_RESERVED_DOMAIN_RE = re.compile(
+    r"(?i)(?:^|\.)(?:example\.(?:com|net|org)|users\.noreply\.github\.com)$|"
+    r"\.(?:test|example|invalid|localhost)$|^localhost$"
+)
+# Senders that are a service, not a person: no-reply and bounce addresses, mailer daemons.
+_SERVICE_LOCAL_RE = re.compile(
+    r"(?i)^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer[-_.]?daemon|postmaster|bounces?|"
+    r"notifications?)(?:\+[^@]*)?$"
+)
+
+
+def non_personal_email(address: str) -> bool:
+    """True for an address at a reserved example domain or a service's no-reply address."""
+    local, sep, domain = address.rpartition("@")
+    if not sep or not local or not domain:
+        return False
+    return bool(_RESERVED_DOMAIN_RE.search(domain) or _SERVICE_LOCAL_RE.match(local))
+
+
+# Telephone numbers reserved for fiction and examples, by their national significant number:
+# North America, the whole 555 exchange (555-0100..0199 is reserved for fiction, 555-1212 is
+# directory assistance, the rest was never assigned to subscribers); the UK regulator's drama
+# ranges; Australia's fiction ranges.
+_FICTIONAL_UK_RE = re.compile(
+    r"^(?:2079460\d{3}|1(?:1[3-8]|[2-6]1)4960\d{3}|2896496\d{3}|2920180\d{3}|1632960\d{3}|"
+    r"7700900\d{3}|8081570\d{3}|9098790\d{3}|3069990\d{3})$"
+)
+_FICTIONAL_AU_RE = re.compile(r"^(?:[2378](?:5550|7010)\d{4}|49157\d{4})$")
+
+
+def fictional_phone(value: str) -> bool:
+    """True for a number from a range reserved for fiction (``555-0123``, ``020 7946 0958``)."""
+    raw = value.strip()
+    digits = "".join(c for c in raw if "0" <= c <= "9")
+    international = raw.startswith("+")
+    if international and digits.startswith("1") and len(digits) == 11:
+        return digits[4:7] == "555"
+    if international and digits.startswith("44"):
+        return bool(_FICTIONAL_UK_RE.match(digits[2:]))
+    if international and digits.startswith("61"):
+        return bool(_FICTIONAL_AU_RE.match(digits[2:]))
+    if international:
+        return False
+    if len(digits) == 11 and digits.startswith("1"):
+        digits = digits[1:]
+    if len(digits) == 10 and digits[3:6] == "555":  # NANP: NPA NXX XXXX
+        return True
+    if digits.startswith("0"):
+        return bool(_FICTIONAL_UK_RE.match(digits[1:]) or _FICTIONAL_AU_RE.match(digits[1:]))
+    return len(digits) == 7 and digits.startswith("555")
+
+
+# IBANs printed as examples by the standard's registry, the European payments council and
+# banks' documentation (compact form).
+EXAMPLE_IBANS = frozenset(
+    {
+        "GB82WEST12345698765432", "GB29NWBK60161331926819", "GB33BUKB20201555555555",
+        "DE89370400440532013000", "FR1420041010050500013M02606", "NL91ABNA0417164300",
+        "BE68539007547034", "CH9300762011623852957", "AT611904300234573201",
+        "ES9121000418450200051332", "IT60X0542811101000000123456", "SE4550000000058398257466",
+        "NO9386011117947", "DK5000400440116243", "FI2112345600000785", "IE29AIBK93115212345678",
+        "PL61109010140000071219812874", "PT50000201231234567890154", "LU280019400644750000",
+    }
+)  # fmt: skip
+
+
+def example_iban(value: str) -> bool:
+    """True for one of the IBANs printed as examples (``EXAMPLE_IBANS``)."""
+    return "".join(c for c in value if c.isalnum()).upper() in EXAMPLE_IBANS
+
+
+# Passwords that well-known documentation prints as the example (Oracle's scott/tiger demo
+# schema, SQL Server's container quick start, the xkcd strip about password strength, the IRC
+# joke), compared lower-cased with separators removed: they protect nothing anywhere.
+EXAMPLE_PASSWORDS = frozenset(
+    {
+        "tiger", "hunter2", "correcthorsebatterystaple", "tr0ub4dor3", "tr0ub4dor&3",
+        "yourstrongpassword", "yourstrongpassw0rd", "yourstrong(!)password",
+        "yourstrong@passw0rd", "mysecretpassword", "examplepassword", "topsecret",
+    }
+)  # fmt: skip
+_FOLD_RE = re.compile(r"[\s_\-.]+")
+
+
+def example_password(value: str) -> bool:
+    """True for a password that well-known documentation prints as its example."""
+    folded = _FOLD_RE.sub("", value.strip().strip("\"'`").lower())
+    return folded in EXAMPLE_PASSWORDS
+
+
+def example_basic_credential(user: str, password: str) -> bool:
+    """True for the HTTP basic-auth RFCs' example credential (Aladdin / open sesame) or a
+    user with a documentation example password."""
+    folded = _FOLD_RE.sub("", password.strip().lower())
+    return (user == "Aladdin" and folded == "opensesame") or example_password(password)
