@@ -19,6 +19,19 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode("cmd.secret_egress", "A secret written in the command line is sent to the network."),
     ReasonCode(
+        "cmd.secret_env_egress",
+        "A secret-named environment variable is sent to a host not known as its provider's.",
+    ),
+    ReasonCode(
+        "cmd.untrusted_install",
+        "A package installed or run from a URL, a git repository or another index than the "
+        "default one, or a project's own install script run.",
+    ),
+    ReasonCode(
+        "cmd.tls_off",
+        "TLS certificate checks turned off (git http.sslVerify, NODE_TLS_REJECT_UNAUTHORIZED, …).",
+    ),
+    ReasonCode(
         "cmd.credential_read",
         "A credential store (SSH key, cloud credentials, keychain, process memory) is read.",
     ),

@@ -99,6 +99,8 @@ def is_plainly_safe(command: str) -> bool:
             return False
     if "=" in prog or "/" in prog:
         return False
+    if "://" in command or "git+" in command or (prog == "go" and "@" in command):
+        return False  # a package from a URL or a repository (``go run host/x@latest``)
     lowered = command.lower()
     for fragment in _SENSITIVE:
         if fragment in lowered:

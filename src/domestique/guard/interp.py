@@ -23,7 +23,7 @@ _SHELL_CALL = re.compile(
     r"os\.exec[lv]p?e?|os\.spawn[lv]p?e?|runtime\.exec|Runtime\.getRuntime\(\)\.exec|qx|"
     r"pcntl_exec|run|ProcessBuilder|esyscmd|syscmd|do\s+(?:shell\s+)?script)"
     r")\s*[({]?\s*(\[\s*" + _STR + r"(?:\s*,\s*" + _STR + r")*\s*\]|" + _STR + r"(?:\s*,\s*"
-    r"" + _STR + r")*)"
+    r"" + _STR + r")*(?:\s*,\s*\[\s*" + _STR + r"(?:\s*,\s*" + _STR + r")*\s*\])?)"
 )
 _BACKTICK = re.compile(r"`([^`\n]+)`|%x\{([^}\n]+)\}|\bqx\{([^}\n]+)\}|\bqx\(([^)\n]+)\)")
 _AWK_PIPE = re.compile(r"(" + _STR + r")\s*\|\s*getline|\|\s*&?\s*(" + _STR + r")")
@@ -39,10 +39,13 @@ _DELETE_FILE = re.compile(
 _DOWNLOAD = re.compile(
     r"\b(?:urlopen|urlretrieve|urllib|requests\.(?:get|post)|http\.client|httpx|"
     r"LWP::|HTTP::Tiny|getstore|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|axios|"
-    r"file_get_contents\s*\(\s*['\"]https?:|curl_exec|wget|http\.request|socket\.http)"
+    r"file_get_contents\s*\(\s*['\"]https?:|curl_exec|wget|http\.request|socket\.http|"
+    r"require\(\s*['\"](?:node:)?https?['\"]\s*\)|Net::HTTP|LWP::UserAgent|Faraday|HTTParty|"
+    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)"
 )
 _URL = re.compile(r"\bhttps?://|\bftp://")
 _EXEC_DATA = re.compile(
+    r"\(\s*eval\s*\)|\bnew\s+Function\b|\bvm\.runIn\w*|"
     r"(?<![.\w])(?:exec|eval|compile|instance_eval|class_eval|Function|runpy|"
     r"__import__\(['\"]os['\"]\)|load)\s*\(|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
     r"\bsystem\s*\(\s*[a-zA-Z_]\w*\s*[,)]|\bos\.system\s*\(\s*[a-zA-Z_]\w*\s*\)|"
@@ -84,6 +87,62 @@ _FORK_LOOP = re.compile(
 )
 
 
+_WRITE_FILE = re.compile(
+    r"\b(?:(?:fs\.)?(?:writeFileSync|writeFile|createWriteStream|(append)FileSync|(append)File|"
+    r"promises\.writeFile)|File\.write|IO\.write|file_put_contents|Deno\.writeTextFile|"
+    r"Deno\.writeFile|Bun\.write)\s*\(\s*(" + _STR + r")"
+)
+_PERL_OPEN_WRITE = re.compile(
+    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"](>>?)\s*['\"]\s*,\s*(" + _STR + r")|"
+    r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"](>>?)\s*([^'\"\s]+)['\"]|"
+    r"\bFile\.open\s*\(\s*(" + _STR + r")\s*,\s*['\"]([wa])"
+)
+# Expressions that evaluate to the home folder, rewritten to the literal "~" before the patterns
+# run, so `rmSync(os.homedir())` or `rm_rf(Dir.home)` is a delete of "~".
+_HOME_EXPR = re.compile(
+    r"require\(\s*['\"](?:node:)?os['\"]\s*\)\.homedir\(\)|\b(?:os\.)?homedir\(\)|"
+    r"\bprocess\.env\.HOME\b|\bprocess\.env\[\s*['\"]HOME['\"]\s*\]|"
+    r"\$ENV\{\s*['\"]?HOME['\"]?\s*\}|\bENV\[\s*['\"]HOME['\"]\s*\]|"
+    r"\bENV\.fetch\(\s*['\"]HOME['\"]\s*\)|\bDir\.home\b|"
+    r"\bFile\.expand_path\(\s*['\"]~['\"]\s*\)|\bgetenv\(\s*['\"]HOME['\"]\s*\)|"
+    r"\$_SERVER\[\s*['\"]HOME['\"]\s*\]|\$_ENV\[\s*['\"]HOME['\"]\s*\]|"
+    r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
+    r"\bos\.UserHomeDir\(\)"
+)
+_CONST = re.compile(r"(?:\b(?:const|let|var|my|local)\s+)(\$?\w+)\s*=\s*\"([^\"\\\n]*)\"\s*;")
+_CONCAT = re.compile(r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*[+.]\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3")
+# The whole environment used as data (not one variable, not `env: process.env` for a child).
+_ENV_WHOLE = re.compile(
+    r"(?<!env:)(?<!env: )(?<!\.\.\.)\bprocess\.env\b(?!\s*[.\[])|%ENV\b|"
+    r"\bENV\.(?:to_h|to_a|inspect|to_s|each|map|select|keys|values)\b|\$_ENV\b(?!\s*\[)|"
+    r"\bgetenv\(\s*\)|\bDeno\.env\.toObject\(\)|\bos\.Environ\(\)"
+)
+_ENV_NAMED = re.compile(
+    r"\bprocess\.env\.(\w+)|\bprocess\.env\[\s*['\"](\w+)['\"]\s*\]|\$ENV\{\s*['\"]?(\w+)|"
+    r"\bENV\[\s*['\"](\w+)['\"]|\bgetenv\(\s*['\"](\w+)['\"]|\$_ENV\[\s*['\"](\w+)['\"]|"
+    r"\bos\.environ\[\s*['\"](\w+)['\"]|\bos\.getenv\(\s*['\"](\w+)['\"]|"
+    r"\benviron\.get\(\s*['\"](\w+)['\"]"
+)
+
+
+def normalize_code(code: str) -> str:
+    """Home-folder expressions as the string ``"~"``, and ``"a" + "b"`` folded (a few rounds)."""
+    if _HOME_EXPR.search(code) is None:
+        return code
+    out = _HOME_EXPR.sub('"~"', code)
+    for _ in range(4):
+        folded = _CONCAT.sub(lambda m: '"' + m.group(2) + m.group(4) + '"', out)
+        for m in _CONST.finditer(folded):
+            # const h = "~"; rmSync(h) -> rmSync("~"): a name bound once to a literal
+            name = re.escape(m.group(1))
+            use = re.compile(r"(?<=[(,\[\s+.])" + name + r"(?=\s*[,)\]+.;])")
+            folded = folded[: m.end()] + use.sub('"' + m.group(2) + '"', folded[m.end() :])
+        if folded == out:
+            break
+        out = folded
+    return out
+
+
 @dataclass(slots=True)
 class CodeFacts:
     """What a piece of interpreter code does, as far as its text shows."""
@@ -99,6 +158,9 @@ class CodeFacts:
     listens: bool = False
     wires_shell: bool = False
     fork_loop: bool = False
+    writes: list[tuple[str, bool]] = field(default_factory=list)  # (path, appends)
+    sends_env: bool = False  # the whole environment used as data
+    env_names: list[str] = field(default_factory=list)  # environment variables read by name
 
 
 def _literal(token: str) -> str:
@@ -112,9 +174,15 @@ def _strings(group: str) -> list[str]:
     return [_literal(m.group(0)) for m in _STR_RE.finditer(group)]
 
 
+def string_literals(code: str) -> list[str]:
+    """The quoted string literals of ``code`` (escapes undone)."""
+    return [_literal(m.group(0)) for m in _STR_RE.finditer(code)]
+
+
 def analyze(code: str, lang: str) -> CodeFacts:
     """Facts about ``code`` written in ``lang`` (python, perl, ruby, node, php, lua, awk, …)."""
     facts = CodeFacts()
+    code = normalize_code(code)
     for m in _SHELL_CALL.finditer(code):
         strings = _strings(m.group(1))
         if not strings:
@@ -123,7 +191,8 @@ def analyze(code: str, lang: str) -> CodeFacts:
         if re.search(r"exec[lv]p?e?\b|spawn[lv]p?e?\b", name) and len(strings) > 1:
             # os.execl(path, argv0, args...): argv0 is a name, not an argument.
             strings = [strings[0], *strings[2:]]
-        if m.group(1).lstrip().startswith("[") or re.search(r"exec[lv]|spawn[lv]", name):
+        # a list, or several strings (perl/ruby system("rm", "-rf", x)): an argument vector
+        if "[" in m.group(1) or len(strings) > 1 or re.search(r"exec[lv]|spawn[lv]", name):
             facts.shell.append(" ".join(_quote(s) for s in strings))
         else:
             facts.shell.append(strings[0])
@@ -144,6 +213,17 @@ def analyze(code: str, lang: str) -> CodeFacts:
     facts.listens = facts.socket and bool(_LISTEN.search(code))
     facts.wires_shell = bool(_SHELL_WIRE.search(code))
     facts.fork_loop = bool(_FORK_LOOP.search(code))
+    for m in _WRITE_FILE.finditer(code):
+        facts.writes.append((_literal(m.group(3)), bool(m.group(1) or m.group(2))))
+    for m in _PERL_OPEN_WRITE.finditer(code):
+        if m.group(2):
+            facts.writes.append((_literal(m.group(2)), m.group(1) == ">>"))
+        elif m.group(4):
+            facts.writes.append((m.group(4), m.group(3) == ">>"))
+        elif m.group(5):
+            facts.writes.append((_literal(m.group(5)), m.group(6) == "a"))
+    facts.sends_env = bool(_ENV_WHOLE.search(code))
+    facts.env_names = [next(g for g in m.groups() if g) for m in _ENV_NAMED.finditer(code)]
     return facts
 
 

@@ -9,6 +9,7 @@ Plain harmless commands take :mod:`domestique.guard.fastpath` and import nothing
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -204,6 +205,9 @@ def _reasons(hits: Sequence[Hit], mask: Any) -> tuple[Reason, ...]:
     return tuple(Reason(code, msg, tuple(evs)) for (code, msg), evs in merged.items())
 
 
+_VARIABLE_KEY = re.compile(r"\$\{?(?:PWD|HOME|USER|TMPDIR|OLDPWD)\}?\"?\s*[:=]\s*\"?$")
+
+
 class _SecretHit(NamedTuple):
     code: str
     message: str
@@ -248,6 +252,10 @@ def _secret_hits(command: str, scanner: Scanner | None, secrets: list[str]) -> l
             )
             continue
         if not f.code.startswith(("secret.", "records.")):
+            continue
+        if _VARIABLE_KEY.search(command, max(0, f.start - 40), f.start):
+            # `-v "$PWD":/app`: the "name" is a variable the shell expands into a path; the
+            # text after it is a path, not a password assigned to a key
             continue
         secrets.append(command[f.start : f.end])
         out.append(

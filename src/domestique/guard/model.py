@@ -94,6 +94,8 @@ class Invocation:
     inside_sub: bool = False
     code_network: bool = False  # interpreter code that talks to the network
     code_creds: tuple[str, ...] = ()  # credential paths named in interpreter code
+    code_env: tuple[str, ...] = ()  # environment variables read by code that uses the network
+    code_dumps_env: bool = False  # interpreter code that turns the whole environment into data
     # Derived from ``words`` (plain attributes, not properties: the rules read them dozens of
     # times per command line). ``words`` is only ever replaced through ``retarget``.
     name: str = field(init=False, default="", repr=False, compare=False)

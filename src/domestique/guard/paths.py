@@ -35,7 +35,7 @@ SYSTEM_TOP = frozenset(
 TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/private/var/tmp/", "/dev/shm/")  # noqa: S108
 _GLOB = re.compile(r"[*?\[]")
 _SLASHES = re.compile(r"/{2,}")
-_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME\}|~)(?=/|$)")
+_HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME(?::?[?-][^}]*)?\}|~)(?=/|$)")
 _TMP_VAR = re.compile(r"^(?:\$TMPDIR|\$\{TMPDIR\}|\$TMP|\$\{TMP\}|\$TEMP)(?=/|$)")
 _PWD_VAR = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?=/|$)")
 
@@ -192,7 +192,13 @@ CREDENTIAL_FILES = re.compile(
     r"\.my\.cnf$|\.config/gh/hosts\.yml$|\.gnupg(?:/.*)?$|\.password-store(?:/.*)?$|"
     r"etc/(?:shadow|gshadow|master\.passwd|sudoers)$|\.vault-token$|\.terraform\.d/credentials"
     r"\.tfrc\.json$|Library/Keychains(?:/.*)?$|keychain-db$|\.mozilla/firefox/.*logins\.json$|"
-    r"(?:Chrome|Chromium|BraveSoftware/Brave-Browser)/.*(?:Login Data|Cookies)(?:$|\?)|"
+    r"(?:Chrome|Chromium|BraveSoftware/Brave-Browser|google-chrome(?:-beta|-unstable)?|"
+    r"microsoft-edge|Microsoft Edge|Vivaldi|opera|com\.operasoftware\.Opera)/.*"
+    r"(?:Login Data|Cookies|Web Data|Local State)(?:$|\?)|"
+    r"\.mozilla/firefox/.*(?:cookies\.sqlite|key[34]\.db|signons\.sqlite)$|"
+    r"Firefox/Profiles/.*(?:cookies\.sqlite|logins\.json|key[34]\.db)$|"
+    # a process's environment holds its API keys and tokens
+    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?)/environ$|"
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
     r"(?:^|/)\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf)$"
@@ -205,6 +211,9 @@ SENSITIVE_FILES = re.compile(
     r"(?:^|/)(?:\.env(?:\.[\w.-]+)?(?<!\.example)(?<!\.sample)(?<!\.template)$|etc/passwd$|"
     # a credential folder as a whole (tar, scp -r, rsync): listing it is ordinary, sending it is not
     r"(?:\.ssh|\.aws|\.kube|\.docker|\.azure|\.config/gcloud|\.password-store)/?$|"
+    # a browser's profile folder holds its cookies and saved passwords
+    r"(?:google-chrome(?:-beta|-unstable)?|chromium|BraveSoftware/Brave-Browser|Google/Chrome|"
+    r"Microsoft Edge|microsoft-edge|Vivaldi|\.mozilla/firefox|Firefox/Profiles)(?:/[^/]+)?/?$|"
     r"\.(?:bash|zsh|sh)_history$|\.history$|[^/]*\.(?:pem|key|p12|pfx|keystore|jks)$|"
     r"id_[a-z0-9]+$)"
 )
@@ -220,7 +229,10 @@ PERSISTENCE_FILES = re.compile(
     r"etc/xdg/autostart(?:/.*)?$|etc/ld\.so\.preload$|\.git/hooks(?:/.*)?$|etc/periodic/.+|"
     r"Library/StartupItems(?:/.*)?$|etc/(?:launchd|emond)\.conf$|etc/rc\.common$|"
     r"etc/emond\.d/.+|\.shrc$|Library/Preferences/(?:ByHost/)?com\.apple\.loginwindow[^/]*$|"
-    r"\.config/autostart-scripts/.+|etc/motd\.d/.+|etc/udev/rules\.d/.+|\.pam_environment$"
+    r"\.config/autostart-scripts/.+|etc/motd\.d/.+|etc/udev/rules\.d/.+|\.pam_environment$|"
+    # Python runs .pth lines and sitecustomize at every start; ssh runs ProxyCommand/LocalCommand
+    r"[^/]+\.pth$|(?:sitecustomize|usercustomize)\.py$|\.ssh/config(?:\.d/.+)?$|"
+    r"etc/ssh/ssh_config(?:\.d/.+)?$"
     r")"
 )
 # Files that decide who may do what.
@@ -266,6 +278,9 @@ def guard_paths(home_env: str | None) -> re.Pattern[str]:
         r"Library/Application Support/domestique(?:/.*)?$",
         r"\.domestique(?:/.*)?$",
         r"etc/domestique(?:/.*)?$",
+        # the guard's own program and its state folder named by variable
+        r"bin/domestique$",
+        r"^\$\{?DOMESTIQUE_HOME\}?(?:/.*)?$",
     ]
     pattern = r"(?:^|/)(?:" + "|".join(parts) + ")"
     if home_env:

@@ -1,8 +1,11 @@
 """The guard's rules: unfolded invocations -> hits with reason codes.
 
 Each rule is a small function over one invocation (or the whole command line, for rules that
-combine parts: exfiltration, saved-then-executed downloads). The examples each rule must allow and
-deny live in ``RULE_EXAMPLES`` and the test suite runs every one of them.
+combine parts: exfiltration, credential flows, saved-then-executed downloads). The examples each
+reason code must fire on and stay quiet on live in ``domestique.guard.examples`` and the test
+suite runs every one of them. Vocabularies the rules share with other modules live beside them:
+credential printers and provider hosts in ``flows``, package sources in ``supply``, PowerShell in
+``pwsh``, interpreter code in ``interp``, ``pyast`` and ``jsast``.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 import ahocorasick
 
+from domestique.guard import flows, supply
 from domestique.guard.model import Hit, Invocation, Span, Word
 from domestique.guard.paths import (
     ACCOUNT_FILES,
@@ -27,8 +31,9 @@ from domestique.guard.paths import (
     canonical_for_match,
     classify,
     guard_paths,
+    normalize,
 )
-from domestique.guard.unfold import INTERPRETERS, SHELLS, WRAPPERS, Unfolded
+from domestique.guard.unfold import ENV_CLEARED, INTERPRETERS, SHELLS, WRAPPERS, Unfolded
 
 DOWNLOADERS = frozenset(
     {
@@ -214,13 +219,29 @@ def _saved_paths(inv: Invocation) -> list[str]:
             out.append(t.split("=", 1)[1])
         elif t.startswith("-o") and len(t) > 2 and inv.name == "curl":
             out.append(t[2:])
+        elif (
+            inv.name == "curl"
+            and t.startswith("-")
+            and not t.startswith("--")
+            and t.endswith("o")
+            and nxt
+            and nxt != "-"
+        ):
+            out.append(nxt)  # -Lo FILE, -sSLo FILE
     curl_remote_name = inv.name == "curl" and any(
         a == "--remote-name" or (a.startswith("-") and not a.startswith("--") and "O" in a)
         for a in inv.args
     )
-    if (inv.name == "wget" and not any(a in ("-O", "-qO-", "-O-") for a in inv.args)) or (
-        curl_remote_name
-    ):
+    default_named = inv.name in ("wget", "wget2", "aria2c", "axel")
+    if inv.name == "aria2c":  # -d DIR: the folder the files go to
+        folder = [inv.args[i + 1] for i, a in enumerate(inv.args[:-1]) if a in ("-d", "--dir")]
+        if folder:
+            names = [p for p in out if "/" not in p] or [
+                posixpath.basename(u.split("?", 1)[0]) for u in urls
+            ]
+            out += [posixpath.join(folder[-1], p) for p in names]
+    named = ("-O", "-qO-", "-O-", "-o") if inv.name in ("aria2c", "axel") else ("-O", "-qO-", "-O-")
+    if (default_named and not any(a in named for a in inv.args)) or (curl_remote_name):
         out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
     return [_key(p) for p in out if p]
 
@@ -256,6 +277,33 @@ def _executed_paths(inv: Invocation) -> list[Word]:
 # ------------------------------------------------------------------------ per-invocation rules
 
 
+# Download caches in home that package managers rebuild by themselves.
+_HOME_CACHES = re.compile(
+    r"^~/(?:\.cache(?:/[^/]+)*|\.npm/_(?:cacache|npx|logs)|\.cargo/registry/(?:cache|src)|"
+    r"\.gradle/caches|\.m2/repository|Library/Caches/[^/]+|\.pnpm-store|\.yarn/cache|"
+    r"go/pkg/mod/cache|\.bun/install/cache|\.nuget/packages|\.composer/cache)/?$"
+)
+# Project folders and files that hold build output (nothing written by hand).
+_OUTPUT_DIRS = frozenset(
+    {"dist", "build", "target", "out", "release", "releases", "artifacts", "artefacts",
+     "_build", "_site", "wheelhouse", "output"}
+)  # fmt: skip
+_ARTEFACT = re.compile(
+    r"(?i)\.(?:tar\.gz|tgz|tar\.xz|tar\.bz2|zip|whl|jar|war|ear|deb|rpm|apk|dmg|msi|exe|"
+    r"appimage|nupkg|gem|crate|img|iso)$"
+)
+
+
+def _build_output(path: str, cwd: str | None) -> bool:
+    """Is ``path`` build output inside the project (``dist/x.whl``, ``target/release/app``)?"""
+    if ".." in path.split("/") or classify(path, cwd) is not Place.PROJECT:
+        return False
+    if SENSITIVE_FILES.search(path) or CREDENTIAL_FILES.search(path):
+        return False
+    first = path.lstrip("./").split("/", 1)[0]
+    return first in _OUTPUT_DIRS or bool(_ARTEFACT.search(path))
+
+
 def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     n = inv.name
     if n not in ("rm", "unlink", "shred", "srm", "trash", "rmdir", "wipe"):
@@ -272,8 +320,13 @@ def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             if classify(t.text, ctx.cwd) in (Place.DEVICE,) and _DISK.match(t.text):
                 yield Hit("cmd.device_write", "shred overwrites a disk device", t.span, judged)
         return
+    base = _cd_before(inv, ctx) if ctx.invs[0] is not inv else None
     for t in targets:
         place = classify(t.text, ctx.cwd)
+        if base is not None and place is Place.PROJECT_ROOT:
+            # `cd ~ && rm -rf .`: the folder the line went to, not the working folder
+            moved = classify(posixpath.normpath(posixpath.join(normalize(base), t.text)), ctx.cwd)
+            place = moved if moved is not Place.VARIABLE else place
         if not t.literal and place not in (Place.ROOT, Place.HOME, Place.TEMP, Place.PROJECT):
             place = Place.VARIABLE if t.text.startswith("$") else place
         if place is Place.ROOT:
@@ -283,6 +336,8 @@ def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 )
             else:
                 yield Hit("cmd.destructive.rm_outside", f"deletes {t.text}", t.span, judged)
+        elif place is Place.HOME and _HOME_CACHES.match(canonical_for_match(t.text, ctx.cwd)):
+            continue  # a package manager's download cache: rebuilt on the next install
         elif place in (Place.SYSTEM, Place.HOME, Place.OUTSIDE):
             yield Hit(
                 "cmd.destructive.rm_outside",
@@ -327,8 +382,13 @@ def _rule_find(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if not deleting:
         return
     roots = [w for w in inv.words[1:] if not w.text.startswith(("-", "(", "!"))][:1]
+    base = _cd_before(inv, ctx) if ctx.invs[0] is not inv else None
     for r in roots or [Word(".", True, inv.span)]:
         place = classify(r.text, ctx.cwd)
+        if base is not None and place in (Place.PROJECT_ROOT, Place.PROJECT):
+            # `cd ~ && find . -delete`: under the folder the line went to
+            moved = classify(posixpath.normpath(posixpath.join(normalize(base), r.text)), ctx.cwd)
+            place = moved if moved is not Place.VARIABLE else place
         if r.text.rstrip("/") in _TEMP_TOPS:
             continue  # old files under /tmp: the scratch space `rm -rf /tmp/*` may clear too
         if place is Place.ROOT:
@@ -354,6 +414,9 @@ _GIT_EXEC_KEYS = re.compile(
     r"uploadpack\.packobjectshook|merge\.[^.]+\.driver|pager\.[^=]+|protocol\.ext\.allow|"
     r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof)"
 )
+
+
+_GIT_TLS_KEY = re.compile(r"(?i)^http\.(?:.+\.)?sslverify$")
 
 
 def _git_split(words: list[Word]) -> tuple[list[tuple[str, Span]], list[Word]]:
@@ -398,11 +461,19 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         return
     sub = rest[0].text
     args = [w.text for w in rest[1:]]
+    for value, span in configs:
+        key, _, val = value.partition("=")
+        if _GIT_TLS_KEY.match(key) and val.lower() in ("false", "0", "no", "off"):
+            yield Hit("cmd.tls_off", f"git -c {key}={val} turns certificate checks off", span,
+                      judged)  # fmt: skip
     if sub == "config":
         positional = [a for a in args if not a.startswith("-")]
         if positional:
             key = positional[0]
             value = positional[1] if len(positional) > 1 else ""
+            if _GIT_TLS_KEY.match(key) and value.lower() in ("false", "0", "no", "off"):
+                yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
+                          inv.span, judged)  # fmt: skip
             runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
             if runs and (len(positional) > 1 or "--add" in args):
                 yield Hit("cmd.git.config_exec", f"git config {key} runs a program",
@@ -417,8 +488,16 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     elif sub == "reset" and ("--hard" in args or "--merge" in args):
         yield Hit("cmd.destructive.git_discard", "git reset --hard discards work", inv.span, judged)
     elif sub == "clean":
-        flags, _ = _opts(rest[1:])
-        if ("f" in flags or "--force" in flags) and not ({"n", "--dry-run"} & flags):
+        flags, paths = _opts(rest[1:])
+        # -X removes only ignored files (build output); a pathspec of build folders is the same
+        only_output = "X" in flags or (
+            bool(paths) and all(_build_output(p.text, ctx.cwd) for p in paths)
+        )
+        if (
+            ("f" in flags or "--force" in flags)
+            and not ({"n", "--dry-run"} & flags)
+            and not only_output
+        ):
             yield Hit("cmd.destructive.git_discard", "git clean -f deletes untracked files",
                       inv.span, judged)  # fmt: skip
     elif sub == "stash" and args[:1] and args[0] in ("drop", "clear"):
@@ -668,6 +747,34 @@ _WIPERS = frozenset({"rm", "unlink", "shred", "truncate", "srm", "wipe", "mv"})
 _CREATES = frozenset({"touch", "mkdir"})  # look-only for reads, but they create files
 
 
+def _rule_move_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``mv ~ /tmp/x``: home or a system root moved away is gone from where it was."""
+    words = inv.words[1:]
+    target_given = False
+    sources: list[Word] = []
+    skip = False
+    for i, w in enumerate(words):
+        t = w.text
+        if skip:
+            skip = False
+        elif t in ("-t", "--target-directory", "-S", "--suffix"):
+            target_given = target_given or t in ("-t", "--target-directory")
+            skip = True
+        elif t.startswith("--target-directory="):
+            target_given = True
+        elif not t.startswith("-") or t == "-":
+            sources.append(w)
+        elif t == "--":
+            sources += words[i + 1 :]
+            break
+    if not target_given:
+        sources = sources[:-1]
+    for w in sources:
+        if classify(w.text, ctx.cwd) is Place.ROOT and w.text.rstrip("/*") not in ("", "."):
+            yield Hit("cmd.destructive.rm_root", f"mv moves {w.text} away", w.span, inv.render())
+            return
+
+
 def _rule_chown_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """``chown root …``: files handed to root (a step towards setuid tricks)."""
     _, rest = _opts(inv.words[1:])
@@ -687,10 +794,12 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if n in ("scp", "rsync"):
         _, rest = _opts(words[1:])
         paths = [w.text for w in rest]
+        local = [p for p in paths[:-1] if not _REMOTE_PATH.match(p)]
         if (
             len(paths) >= 2
             and _REMOTE_PATH.match(paths[-1])
-            and not all(_REMOTE_PATH.match(p) for p in paths[:-1])
+            and local
+            and not all(_build_output(p, ctx.cwd) for p in local)  # a deploy of build output
         ):
             yield Hit("cmd.file_transfer", f"{n} copies local files to {paths[-1].split(':')[0]}",
                       inv.span, inv.render())  # fmt: skip
@@ -733,26 +842,39 @@ def _appends(inv: Invocation, target: Word) -> bool:
 
 
 def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
-    """Commands whose name and arguments alone say what they do."""
+    """Commands whose name and arguments alone say what they do.
+
+    Every branch that matches fires (``unset HISTFILE DOMESTIQUE_HOME`` is both a history wipe
+    and guard tampering): the branches are independent tests, not a first-match chain.
+    """
     n = inv.name
     args = inv.args
     a = set(args)
     judged = inv.render()
     sp = inv.span
-    if n == "crontab" and not ({"-l", "-r", "-u"} & a and "-" not in a and len(args) <= 2):
-        if "-l" not in a:
-            yield Hit("cmd.persistence", "crontab installs scheduled jobs", sp, judged)
-    elif n in ("at", "batch") and "-l" not in a and "-r" not in a:
+    if (
+        n == "crontab"
+        and not ({"-l", "-r", "-u"} & a and "-" not in a and len(args) <= 2)
+        and "-l" not in a
+    ):
+        yield Hit("cmd.persistence", "crontab installs scheduled jobs", sp, judged)
+    if n in ("at", "batch") and "-l" not in a and "-r" not in a:
         yield Hit("cmd.persistence", f"{n} schedules a command", sp, judged)
-    elif n == "launchctl" and {"load", "bootstrap", "submit", "enable"} & a:
+    if n == "launchctl" and {"load", "bootstrap", "submit", "enable"} & a:
         yield Hit("cmd.persistence", "launchctl loads a launch agent", sp, judged)
-    elif (
+    if (
         n == "launchctl"
         and {"unload", "bootout", "disable", "remove"} & a
         and SECURITY_UNITS.search(" ".join(args))
     ):
         yield Hit("cmd.security_disable", "launchctl stops a security agent", sp, judged)
-    elif n in ("systemctl", "service", "rc-service", "update-rc.d", "chkconfig", "sv", "rc-update"):
+    if (
+        n in ("systemctl", "service", "launchctl", "rc-service", "sv")
+        and "domestique" in " ".join(args).lower()
+        and {"stop", "disable", "mask", "kill", "unload", "bootout", "remove"} & a
+    ):
+        yield Hit("cmd.guard_tamper", f"{n} stops Domestique", sp, judged)
+    if n in ("systemctl", "service", "rc-service", "update-rc.d", "chkconfig", "sv", "rc-update"):
         units = " ".join(x for x in args if not x.startswith("-"))
         stopping = {"stop", "disable", "mask", "kill", "off", "del", "remove"} & a
         if n == "systemctl" and {"reboot", "poweroff", "halt", "kexec"} & a:
@@ -762,54 +884,55 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             yield Hit("cmd.security_disable", f"{n} stops security tooling", sp, judged)
         elif {"enable", "link", "on", "add", "defaults"} & a and n != "service":
             yield Hit("cmd.persistence", f"{n} enables a service at boot", sp, judged)
-    elif n == "systemd-run" and "--on-calendar" in " ".join(args):
+    if n == "systemd-run" and "--on-calendar" in " ".join(args):
         yield Hit("cmd.persistence", "systemd-run schedules a timer", sp, judged)
-    elif n in ("setenforce",) and args[:1] and args[0].lower() in ("0", "permissive"):
+    if n in ("setenforce",) and args[:1] and args[0].lower() in ("0", "permissive"):
         yield Hit("cmd.security_disable", "SELinux set to permissive", sp, judged)
-    elif n == "ufw" and "disable" in a:
+    if n == "ufw" and "disable" in a:
         yield Hit("cmd.security_disable", "ufw disable", sp, judged)
-    elif n in ("iptables", "ip6tables", "nft") and (
+    if n in ("iptables", "ip6tables", "nft") and (
         {"-F", "--flush", "flush"} & a or re.search(r"-P\s+\w+\s+ACCEPT", " ".join(args))
     ):
         yield Hit("cmd.security_disable", f"{n} drops the firewall rules", sp, judged)
-    elif n == "pfctl" and "-d" in a:
+    if n == "pfctl" and "-d" in a:
         yield Hit("cmd.security_disable", "pfctl -d disables the firewall", sp, judged)
-    elif n == "spctl" and {"--master-disable", "--global-disable", "--disable"} & a:
+    if n == "spctl" and {"--master-disable", "--global-disable", "--disable"} & a:
         yield Hit("cmd.security_disable", "Gatekeeper disabled", sp, judged)
-    elif n == "csrutil" and "disable" in a:
+    if n == "csrutil" and "disable" in a:
         yield Hit("cmd.security_disable", "System Integrity Protection disabled", sp, judged)
-    elif n == "socketfilterfw" and any("off" in x for x in args):
+    if n == "socketfilterfw" and any("off" in x for x in args):
         yield Hit("cmd.security_disable", "application firewall off", sp, judged)
-    elif n == "auditctl" and ({"-D"} & a or re.search(r"-e\s*0", " ".join(args))):
+    if n == "auditctl" and ({"-D"} & a or re.search(r"-e\s*0", " ".join(args))):
         yield Hit("cmd.security_disable", "audit rules removed or audit disabled", sp, judged)
-    elif n in ("kill", "pkill", "killall") and SECURITY_UNITS.search(" ".join(args)):
+    if n in ("kill", "pkill", "killall") and SECURITY_UNITS.search(" ".join(args)):
         yield Hit("cmd.security_disable", f"{n} stops security tooling", sp, judged)
-    elif n == "sysctl" and re.search(
+    if n == "sysctl" and re.search(
         r"randomize_va_space\s*=\s*0|ptrace_scope\s*=\s*0", " ".join(args)
     ):
         yield Hit("cmd.security_disable", "kernel hardening turned off", sp, judged)
-    elif n == "xattr" and "com.apple.quarantine" in a and ({"-d", "-c", "-dr", "-rd"} & a):
+    if n == "xattr" and "com.apple.quarantine" in a and ({"-d", "-c", "-dr", "-rd"} & a):
         yield Hit("cmd.security_disable", "Gatekeeper quarantine removed", sp, judged)
-    elif n == "defaults" and re.search(
+    if n == "defaults" and re.search(
         r"LSQuarantine|com\.apple\.alf|LoginHook|LogoutHook", " ".join(args)
     ):
         code = "cmd.persistence" if "Hook" in " ".join(args) else "cmd.security_disable"
         yield Hit(code, "defaults write changes a security or login setting", sp, judged)
-    elif n == "history" and ({"-c", "-d"} & a or any(x.startswith("-d") for x in args)):
+    if n == "history" and ({"-c", "-d"} & a or any(x.startswith("-d") for x in args)):
         yield Hit("cmd.history_wipe", "history is cleared", sp, judged)
-    elif n == "set" and "+o" in a and "history" in a:
+    if n == "set" and "+o" in a and "history" in a:
         yield Hit("cmd.history_wipe", "history recording turned off", sp, judged)
-    elif n == "unset" and {"HISTFILE", "HISTSIZE", "HISTFILESIZE"} & a:
+    if n == "unset" and {"HISTFILE", "HISTSIZE", "HISTFILESIZE"} & a:
         yield Hit("cmd.history_wipe", "history variables unset", sp, judged)
-    elif n == "unset" and "DOMESTIQUE_HOME" in a:
-        yield Hit("cmd.guard_tamper", "DOMESTIQUE_HOME unset", sp, judged)
-    elif n == "journalctl" and any(x.startswith(("--vacuum", "--rotate", "--flush")) for x in args):
+    if n == "unset" and not _CONTROL_VARIABLES.isdisjoint(a):
+        names = ", ".join(sorted(_CONTROL_VARIABLES & a))
+        yield Hit("cmd.guard_tamper", f"{names} unset", sp, judged)
+    if n == "journalctl" and any(x.startswith(("--vacuum", "--rotate", "--flush")) for x in args):
         yield Hit("cmd.history_wipe", "system journal vacuumed", sp, judged)
-    elif n == "log" and "erase" in a:
+    if n == "log" and "erase" in a:
         yield Hit("cmd.history_wipe", "unified log erased", sp, judged)
-    elif n in ("chmod",) or (n == "install" and "-m" in a):
+    if n in ("chmod",) or (n == "install" and "-m" in a):
         yield from _chmod(inv, ctx)
-    elif n in ("chown", "chgrp"):
+    if n in ("chown", "chgrp"):
         flags, rest = _opts(inv.words[1:])
         for t in rest[1:]:
             place = classify(t.text, ctx.cwd)
@@ -817,18 +940,16 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 place is Place.HOME and "R" in flags and t.text.rstrip("/") in ("~",)
             ):
                 yield Hit("cmd.privilege.permissions", f"{n} on {t.text}", t.span, judged)
-    elif (
+    if (
         n in ("insmod", "modprobe", "kextload", "kmutil")
         and args
         and not ({"-r", "--remove", "-n", "--dry-run", "showloaded", "inspect", "-l"} & a)
     ):
         yield Hit("cmd.privilege.kernel", f"{n} loads a kernel module", sp, judged)
-    elif n in ("shutdown", "reboot", "halt", "poweroff") or (
-        n == "systemctl" and {"reboot", "poweroff", "halt"} & a
-    ):
-        if not ({"-c", "--help", "-k"} & a):
-            yield Hit("cmd.destructive.shutdown", f"{n} stops or restarts the machine", sp, judged)
-    elif (
+    # systemctl reboot: the systemctl branch above
+    if n in ("shutdown", "reboot", "halt", "poweroff") and not ({"-c", "--help", "-k"} & a):
+        yield Hit("cmd.destructive.shutdown", f"{n} stops or restarts the machine", sp, judged)
+    if (
         n == "security"
         and args[:1]
         and (
@@ -837,64 +958,119 @@ def _rule_commands(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         )
     ):
         yield Hit("cmd.credential_read", f"security {args[0]} reads the keychain", sp, judged)
-    elif (
+    if (
         n in ("update-ca-certificates", "update-ca-trust")
         or (n == "security" and args[:1] in (["add-trusted-cert"], ["import"]))
         or (n == "trust" and "anchor" in a)
     ):
         yield Hit("cmd.security_disable", f"{n} changes the trusted certificate authorities", sp,
                   judged)  # fmt: skip
-    elif n == "nmap" and "--interactive" in a:
+    if n == "nmap" and "--interactive" in a:
         yield Hit("cmd.interactive_shell", "nmap --interactive offers !sh", sp, judged)
-    elif n == "tmutil" and {"disable", "delete", "deletelocalsnapshots"} & a:
+    if n == "tmutil" and {"disable", "delete", "deletelocalsnapshots"} & a:
         yield Hit("cmd.security_disable", "tmutil turns off or deletes backups", sp, judged)
-    elif (
+    if (
         (n in ("code", "code-insiders") and "tunnel" in a)
         or n in ("devtunnel", "ngrok", "bore", "chisel", "frpc", "lt", "localtunnel")
         or (n == "cloudflared" and "tunnel" in a)
         or (n == "kickstart" and "-activate" in a)
     ):
         yield Hit("cmd.remote_access", f"{n} opens this machine to remote access", sp, judged)
-    elif n == "ssh" and (
+    if n == "ssh" and (
         {"-R", "-D"} & a or any(x.startswith(("-R", "-D")) and len(x) > 2 for x in args)
     ):
         yield Hit("cmd.remote_access", "ssh opens a reverse tunnel or SOCKS proxy", sp, judged)
-    elif n == "pw" and args[:1] and args[0] in ("useradd", "usermod", "groupadd", "userdel"):
+    if n == "pw" and args[:1] and args[0] in ("useradd", "usermod", "groupadd", "userdel"):
         yield Hit("cmd.privilege.accounts", f"pw {args[0]} changes accounts", sp, judged)
-    elif n == "dsenableroot":
+    if n == "dsenableroot":
         yield Hit("cmd.privilege.accounts", "dsenableroot enables the root account", sp, judged)
-    elif n in ("setcap",):
+    if n in ("setcap",):
         yield Hit("cmd.privilege.setuid", "setcap grants capabilities", sp, judged)
-    elif n in ("visudo", "vipw", "vigr", "chpasswd", "passwd", "usermod", "useradd", "adduser",
-               "userdel", "groupadd", "gpasswd", "sysadminctl", "dseditgroup", "newusers",
-               "deluser", "addgroup"):  # fmt: skip
-        if not (n == "passwd" and not args):
-            yield Hit("cmd.privilege.accounts", f"{n} changes accounts or groups", sp, judged)
-    elif n == "dscl" and any(x in ("-create", "-append", "-passwd", "-delete") for x in args):
+    if n in _ACCOUNT_TOOLS and not (n == "passwd" and not args):
+        yield Hit("cmd.privilege.accounts", f"{n} changes accounts or groups", sp, judged)
+    if n == "dscl" and any(x in ("-create", "-append", "-passwd", "-delete") for x in args):
         yield Hit("cmd.privilege.accounts", "dscl changes directory accounts", sp, judged)
-    elif n in ("domestique",) and args[:1] and args[0] in ("uninstall", "install"):
+    if n in ("domestique",) and args[:1] and args[0] in ("uninstall", "install"):
         yield Hit("cmd.guard_tamper", f"domestique {args[0]} changes the hooks", sp, judged)
-    elif n in ("pip", "pip3", "pipx", "uv") and "uninstall" in a and "domestique" in a:
+    if n == "domestique" and (args[:1] == ["allow"] or args[:2] == ["policy", "init"]):
+        # an agent loosening the policy it is judged by (domestique allow refuses agents too)
+        yield Hit("cmd.guard_tamper", f"domestique {' '.join(args[:2])} changes the policy", sp,
+                  judged)  # fmt: skip
+    if n in ("pip", "pip3", "pipx", "uv") and "uninstall" in a and "domestique" in a:
         yield Hit("cmd.guard_tamper", "uninstalls Domestique", sp, judged)
-    elif n in ("export", "declare", "typeset", "local", "readonly"):
+    if n == "export" and "-n" in a and not _CONTROL_VARIABLES.isdisjoint(a):
+        yield Hit("cmd.guard_tamper", "a control variable is no longer exported", sp, judged)
+    if ENV_CLEARED in inv.env and n in _AGENT_PROGRAMS:
+        yield Hit("cmd.guard_tamper", f"{n} starts with an emptied environment", sp, judged)
+    if n in ("export", "declare", "typeset", "local", "readonly"):
+        nameref = n != "export" and any(x.startswith("-") and "n" in x for x in args)
         for x in args:
-            name, _, value = x.partition("=")
-            yield from _assignment_hit(name, value, sp, judged)
+            name, eq, value = x.partition("=")
+            if nameref and value in _CONTROL_VARIABLES:
+                yield Hit("cmd.guard_tamper", f"{name} is made a reference to {value}", sp, judged)
+            if eq:  # `export HTTPS_PROXY` alone exports the value it has: nothing changes
+                yield from _assignment_hit(name, value, sp, judged)
     for k, v in inv.env.items():
-        yield from _assignment_hit(k, v, sp, judged, exported=False)
+        if k != ENV_CLEARED:
+            yield from _assignment_hit(k, v, sp, judged, exported=False, program=n)
+
+
+# Variables that point agents at the firewall (or hold the guard's state): changing or unsetting
+# them for an agent routes model traffic around the controls.
+_CONTROL_VARIABLES = frozenset(
+    {"DOMESTIQUE_HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL",
+     "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+     "OPENAI_BASE_URL", "OPENAI_API_BASE", "GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL",
+     "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
+     "all_proxy", "no_proxy"}
+)  # fmt: skip
+_PROXY_VARIABLES = frozenset(
+    {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
+     "all_proxy", "no_proxy"}
+)  # fmt: skip
+# Agent command-line tools: a control variable set for one of them routes its model traffic.
+_AGENT_PROGRAMS = frozenset(
+    {"claude", "codex", "gemini", "aider", "cursor-agent", "copilot", "cline", "windsurf",
+     "opencode", "goose", "amp", "qwen", "crush", "llm", "continue", "plandex", "openhands"}
+)  # fmt: skip
+_TLS_OFF_VARIABLES: dict[str, tuple[str, ...]] = {
+    "NODE_TLS_REJECT_UNAUTHORIZED": ("0",),
+    "PYTHONHTTPSVERIFY": ("0",),
+    "GIT_SSL_NO_VERIFY": ("1", "true", "yes"),
+    "CURL_CA_BUNDLE": ("",),
+    "REQUESTS_CA_BUNDLE": ("",),
+    "NODE_NO_VERIFY": ("1",),
+    "GONOSUMCHECK": ("1",),
+    "GOINSECURE": ("*",),
+    "GOFLAGS": ("-insecure",),
+    "npm_config_strict_ssl": ("false",),
+    "NPM_CONFIG_STRICT_SSL": ("false",),
+    "YARN_STRICT_SSL": ("false",),
+}
 
 
 def _assignment_hit(
-    name: str, value: str, span: Span, judged: str, *, exported: bool = True
+    name: str, value: str, span: Span, judged: str, *, exported: bool = True, program: str = ""
 ) -> Iterator[Hit]:
+    """Hits for ``name=value``: exported (or a statement) unless ``exported`` is False, in which
+    case it is set for one run of ``program`` only (``HTTPS_PROXY=… curl`` routes that curl, not
+    an agent's model traffic: only agents and shells given such a variable count)."""
     if name == "HISTFILE" and value in ("", "/dev/null"):
         yield Hit("cmd.history_wipe", "history file set to nothing", span, judged)
     elif name in ("HISTSIZE", "HISTFILESIZE", "SAVEHIST") and value.strip("'\"") == "0":
         yield Hit("cmd.history_wipe", f"{name}=0 stops history", span, judged)
     elif name == "HISTCONTROL" and any(v in value for v in ("ignorespace", "ignoreboth")):
         yield Hit("cmd.history_wipe", "HISTCONTROL hides commands from history", span, judged)
-    elif name == "DOMESTIQUE_HOME":
-        yield Hit("cmd.guard_tamper", "DOMESTIQUE_HOME moved", span, judged)
+    elif name in _CONTROL_VARIABLES and (
+        exported
+        or name not in _PROXY_VARIABLES  # a model endpoint only matters to a model client
+        or program in _AGENT_PROGRAMS
+        or program in SHELLS
+    ):
+        yield Hit("cmd.guard_tamper", f"{name} changed: model traffic or the guard's state moves",
+                  span, judged)  # fmt: skip
+    elif name in _TLS_OFF_VARIABLES and value.strip("'\"") in _TLS_OFF_VARIABLES[name]:
+        yield Hit("cmd.tls_off", f"{name}={value} turns certificate checks off", span, judged)
     elif (
         name in ("LD_PRELOAD", "DYLD_INSERT_LIBRARIES")
         and value
@@ -1503,9 +1679,19 @@ def _cd_before(inv: Invocation, ctx: Context) -> str | None:
     """The folder of the last literal ``cd`` earlier in the line (None: the working folder)."""
     me = _position(ctx, inv)
     for c in reversed(ctx.invs[:me]):
-        if c.name == "cd" and c.args and c.words[1].literal and c.args[0] != "-":
-            return c.args[0]
+        if c.name in ("cd", "pushd") and not c.args:
+            return "~"  # cd alone goes home
+        if c.name in ("cd", "pushd") and (
+            c.words[1].literal
+            or c.args[0].startswith(("$HOME", "${HOME}"))
+            or _USER_HOME.match(c.args[0])
+        ):
+            return c.args[0] if c.args[0] != "-" else None
     return None
+
+
+# /home/$USER, /Users/${LOGNAME}: one's own home folder named through a variable
+_USER_HOME = re.compile(r"^/(?:home|Users)/\$\{?(?:USER|LOGNAME|USERNAME)\}?/?$")
 
 
 _PASSWORD_TOOLS = frozenset(
@@ -1734,6 +1920,8 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     feeds_other = any(me in o.upstream for o in ctx.invs)
     writes = any(r.writes and r.target.text not in ("/dev/null",) for r in inv.redirects)
     text: str | None = None
+    if (writes or n == "tee") and not feeds_other and _inert_project_write(inv, ctx, me):
+        return  # text kept in a project file nothing in the line uses: data (README, tests)
     if n in ("echo", "printf") and (writes or feeds_other):
         text = " ".join(w.text for w in inv.words[1:])
     elif n in ("cat", "tee") and inv.stdin_text is not None and (writes or n == "tee"):
@@ -1759,6 +1947,40 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         for a in inv.args
     ):  # fmt: skip
         yield Hit("cmd.shell_escape", "sed's e command runs shell commands", inv.span, judged)
+
+
+def _inert_project_write(inv: Invocation, ctx: Context, me: int) -> bool:
+    """Does ``inv`` only write files inside the project that no later command in the line names?
+
+    A dot-file (``.lessfilter``, ``.npmrc``) is configuration a tool reads by itself: not inert.
+    Running such a file later in the line is judged on its own (written text is remembered).
+    """
+    targets = [r.target.text for r in inv.redirects if r.writes]
+    if inv.name == "tee":
+        targets += [a for a in inv.args if not a.startswith("-")]
+    if not targets:
+        return False
+    later = [w.text for o in ctx.invs[me + 1 :] for w in o.words]
+    for t in targets:
+        base = posixpath.basename(t.rstrip("/"))
+        if (
+            not base
+            or base.startswith(".")
+            or classify(t, ctx.cwd) is not Place.PROJECT
+            or any(base in w for w in later)
+            or not _DATA_FILE.search(t)
+        ):
+            return False
+    return True
+
+
+# Files that hold text for people or for tests, which no tool runs by itself (package.json,
+# Gemfile, Makefile, makepkg.conf and other manifests do not match).
+_DATA_FILE = re.compile(
+    r"(?i)\.(?:md|markdown|txt|rst|adoc|org|html?|csv|tsv|log|tex|ya?ml)$|"
+    r"(?:^|/)(?:tests?|docs?|spec|__tests__|examples?|fixtures|testdata)/[^/]+\.[a-z]+$|"
+    r"(?:block|deny|allow)[-_]?list[^/]*$"
+)
 
 
 _SED_E_COMMAND = re.compile(r"(?:\d+|\$|/[^/]*/)?e(?:\s.*)?", re.S)
@@ -1964,11 +2186,70 @@ def _judged_feeder(inv: Invocation) -> bool:
     return inv.name in ("true", ":", "yes")
 
 
+def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
+    """(files, folders) another tool fetches from elsewhere: aria2c, scp/rsync/sftp from a
+    host, git/hg/svn clone, gh repo clone."""
+    n, args = inv.name, inv.args
+    _, rest = _opts(inv.words[1:])
+    paths = [w.text for w in rest]
+    if n == "aria2c":
+        named = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--out")]
+        named += [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
+        urls = [a for a in args if _URL_START.match(a)]
+        return named or [posixpath.basename(u.split("?", 1)[0]) for u in urls], []
+    if n in ("scp", "rsync") and len(paths) >= 2 and not _REMOTE_PATH.match(paths[-1]):
+        sources = [p for p in paths[:-1] if _REMOTE_PATH.match(p)]
+        if not sources:
+            return [], []
+        dest = paths[-1]
+        if dest in (".", "./") or dest.endswith("/"):
+            base = "" if dest in (".", "./") else dest
+            return [base + posixpath.basename(p.split(":", 1)[1]) for p in sources], []
+        return [dest], []
+    if (n in ("git", "hg") and args[:1] == ["clone"]) or (n == "svn" and args[:1] in (
+        ["checkout"], ["co"],
+    )) or (n == "gh" and args[:2] == ["repo", "clone"]):  # fmt: skip
+        positional = [a for a in args[1:] if not a.startswith("-") and a not in ("clone",)]
+        if n == "git":
+            positional = []
+            skip = False
+            for t in [w.text for w in _git_split(inv.words)[1][1:]]:
+                if skip:
+                    skip = False
+                elif t in _CLONE_VALUE_OPTIONS:
+                    skip = True
+                elif not t.startswith("-"):
+                    positional.append(t)
+        if not positional:
+            return [], []
+        if len(positional) >= 2:
+            return [], [positional[1].rstrip("/")]
+        name = posixpath.basename(positional[0].rstrip("/").split(":")[-1])
+        return [], [name.removesuffix(".git")]
+    return [], []
+
+
+_CLONE_VALUE_OPTIONS = frozenset(
+    {"--depth", "-b", "--branch", "-o", "--origin", "--reference", "-c", "--config",
+     "--template", "-j", "--jobs", "--filter", "--separate-git-dir", "-u", "--upload-pack",
+     "--shallow-since", "--shallow-exclude", "--reference-if-able", "--server-option"}
+)  # fmt: skip
+
+
 def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
     saved: dict[str, tuple[str, Invocation]] = {}
+    folders: dict[str, Invocation] = {}
+    shadows: dict[str, Invocation] = {}  # a downloaded program put in a PATH folder, by name
+    inside: str | None = None  # the fetched folder a `cd` entered
     for inv in ctx.invs:
+        if inv.name == "cd" and inv.args:
+            target = inv.args[0].rstrip("/")
+            inside = target if target in folders else None
         for w in _executed_paths(inv):
             key = _key(w.text)
+            folder = next((f for f in folders if key.startswith(f + "/")), None)
+            if inside and not w.text.startswith(("/", "~", "$")):
+                folder = folder or inside
             if key in saved:
                 kind, src = saved[key]
                 code = "cmd.pipe_to_shell" if kind == "download" else "cmd.decode_exec"
@@ -1978,12 +2259,38 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                     _span_of(src.span, inv.span),
                     src.render() + " ; " + inv.render(),
                 )
+            elif folder is not None:
+                src = folders[folder]
+                yield Hit(
+                    "cmd.pipe_to_shell",
+                    f"{w.text} comes from {src.name} {folder}, then runs",
+                    _span_of(src.span, inv.span),
+                    src.render() + " ; " + inv.render(),
+                )
+        words = inv.words
+        if words and inv.name in shadows and "/" not in words[0].text:
+            src = shadows[inv.name]
+            yield Hit(
+                "cmd.pipe_to_shell",
+                f"{inv.name} was downloaded into a PATH folder, then run",
+                _span_of(src.span, inv.span),
+                src.render() + " ; " + inv.render(),
+            )
         if _downloads(inv):
             for p in _saved_paths(inv):
                 saved[p] = ("download", inv)
+                tool = shadowed_tool(p, ctx.cwd)
+                if tool:
+                    shadows[tool] = inv
         elif _decodes(inv) and inv.name not in ("echo", "printf"):
             for p in _saved_paths(inv):
                 saved[p] = ("decode", inv)
+        elif inv.name in _FETCHERS:
+            files, dirs = _fetched(inv)
+            for p in files:
+                saved[_key(p)] = ("download", inv)
+            for d in dirs:
+                folders[_key(d)] = inv
 
 
 # Fragments (lower case) one of which every credential path in CREDENTIAL_FILES contains. One
@@ -1993,7 +2300,8 @@ _CRED_HINTS = (
     "ssh", "aws", "gcloud", "azure", "kube", "docker", "netrc", "credential", "npmrc", "pypirc",
     "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
     "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
-    "serviceaccount", ".oci", "id_", ".pem", ".key",
+    "serviceaccount", ".oci", "id_", ".pem", ".key", "environ", "key3.db", "key4.db",
+    "signons", "web data", "local state",
 )  # fmt: skip
 
 
@@ -2020,13 +2328,15 @@ _SPLIT_PIECES = re.compile(r"[=@,:]")
 def _cred_words(inv: Invocation, ctx: Context) -> list[Word]:
     """Credential files this invocation reads."""
     out: list[Word] = []
-    if inv.name in LOOK_ONLY:
+    look_only = inv.name in LOOK_ONLY
+    if look_only and not inv.redirects:
         return out
     # One search over every word decides whether any single word could name a credential.
     if not _cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects)])):
         return out
     candidates = [r.target for r in inv.redirects if r.reads]
-    words = inv.words[1:]
+    # A look-only program still reads what is redirected into it (ssh host 'cat > x' < key).
+    words = [] if look_only else inv.words[1:]
     skip_next = False
     for i, w in enumerate(words):
         if skip_next:
@@ -2102,6 +2412,16 @@ def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
                 return
 
 
+def _dumps_environment(inv: Invocation) -> bool:
+    """``env``, ``printenv``, ``set``, ``export -p``, ``declare -x``: every variable printed."""
+    n, args = inv.name, inv.args
+    if n in ("env", "printenv", "set", "export"):
+        return not args or args in (["-p"], ["-0"])
+    if n in ("declare", "typeset"):
+        return bool(args) and all(a.startswith("-") and set(a[1:]) <= set("xpg") for a in args)
+    return False
+
+
 _SENSITIVE_PIECES = re.compile(r"[=@,:\s<]")
 
 
@@ -2145,7 +2465,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
                                 f.render() + " -> " + inv.render(),
                             )
                             return
-                if f is not inv and f.name in ("env", "printenv", "set", "export") and not f.args:
+                if f is not inv and (_dumps_environment(f) or f.code_dumps_env):
                     yield Hit(
                         "cmd.exfiltration",
                         "sends the environment to the network",
@@ -2157,6 +2477,241 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
     for idx, w in ctx.cred_reads:
         yield Hit("cmd.credential_read", f"reads credential file {w.text}", w.span,
                   invs[idx].render())  # fmt: skip
+
+
+_PYTHON_NAMES = frozenset(n for n, lang in INTERPRETERS.items() if lang == "python")
+_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | {"twine"}
+
+
+def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Installs and runs of packages from URLs, repositories and other indexes; setup.py."""
+    n = inv.name
+    args = inv.args
+    judged = inv.render()
+    if n in _PYTHON_NAMES:
+        if supply.setup_py_install(args):
+            yield Hit("cmd.untrusted_install", "setup.py install runs the project's install script",
+                      inv.span, judged)  # fmt: skip
+            return
+        module_args = supply.pip_module_args(args)
+        if module_args is None:
+            return
+        n, args = "pip", module_args
+    why = supply.untrusted_install(n, args)
+    if why:
+        yield Hit("cmd.untrusted_install", why, inv.span, judged)
+    where = supply.foreign_publish(n, args)
+    if where:
+        yield Hit("cmd.file_transfer", f"{n} publishes the project to {where[:60]}", inv.span,
+                  judged)  # fmt: skip
+    if n in ("npm", "pnpm", "yarn"):
+        verbs = [a for a in args if not a.startswith("-")]
+        if (verbs[:3] == ["config", "set", "strict-ssl"] and verbs[3:4] in (["false"], ["0"])) or (
+            verbs[:3] == ["set", "strict-ssl", "false"]
+        ):
+            yield Hit("cmd.tls_off", f"{n} strict-ssl false turns certificate checks off",
+                      inv.span, judged)  # fmt: skip
+
+
+# Folders on a usual PATH, and the programs an agent or a person runs by bare name from them.
+_PATH_HINT = re.compile(r"bin/|shims/")
+_PATH_DIRS = re.compile(
+    r"^(?:~/\.local/bin|~/bin|~/\.cargo/bin|~/go/bin|~/\.npm-global/bin|~/\.bun/bin|"
+    r"~/\.deno/bin|/usr/local/s?bin|/usr/s?bin|/s?bin|/opt/homebrew/s?bin|/opt/local/bin|"
+    r"~/\.pyenv/shims|~/\.volta/bin|~/\.nvm/versions/node/[^/]+/bin)/([^/]+)$"
+)
+_COMMON_TOOLS = frozenset(
+    {"git", "ls", "cat", "cp", "mv", "rm", "sh", "bash", "zsh", "python", "python3", "pip",
+     "pip3", "node", "npm", "npx", "yarn", "pnpm", "ssh", "scp", "sudo", "su", "curl", "wget",
+     "make", "gcc", "cc", "go", "cargo", "rustc", "java", "docker", "kubectl", "gh", "grep",
+     "find", "sed", "awk", "env", "which", "tar", "gzip", "openssl", "gpg", "claude", "codex",
+     "gemini", "cursor", "code", "vim", "nano", "less", "more", "head", "tail", "ps", "kill",
+     "id", "whoami", "uv", "poetry", "ruby", "perl", "php", "bun", "deno", "pytest", "tsc",
+     "domestique", "aws", "gcloud", "az", "terraform", "helm", "chmod", "chown", "ln", "date",
+     "touch", "mkdir", "echo", "printf", "test", "tr", "sort", "xargs"}
+)  # fmt: skip
+_ACCOUNT_TOOLS = frozenset(
+    {"visudo", "vipw", "vigr", "chpasswd", "passwd", "usermod", "useradd", "adduser", "userdel",
+     "groupadd", "gpasswd", "sysadminctl", "dseditgroup", "newusers", "deluser", "addgroup"}
+)  # fmt: skip
+_TAMPER_NAMES = frozenset(
+    {"kill", "pkill", "killall", "mv", "chmod", "rm", "cp", "ln", "install", "unlink", "chattr",
+     "truncate", "shred", "chflags"}
+)  # fmt: skip
+
+
+def shadowed_tool(path: str, cwd: str | None) -> str | None:
+    """The common program a file at ``path`` would shadow on PATH, or None."""
+    m = _PATH_DIRS.match(canonical_for_match(path, cwd))
+    return m.group(1) if m and m.group(1) in _COMMON_TOOLS else None
+
+
+def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """The guard itself stopped, moved or disabled; a common tool shadowed in a PATH folder."""
+    n = inv.name
+    words = inv.words[1:]
+    args = inv.args
+    if (
+        not any(w.subs for w in words)
+        and "domestique" not in "\n".join(args).lower()
+        and (n not in ("ln", "cp", "mv", "install") or not _PATH_HINT.search(args[-1]))
+    ):
+        return  # names neither the guard nor a PATH folder (most invocations)
+    judged = inv.render()
+    for w in words:
+        named = False
+        if w.subs:
+            # $(which domestique), $(pgrep -f domestique), `command -v domestique`
+            named = any("domestique" in ctx.invs[i].args for i in w.subs if i < len(ctx.invs))
+        elif n in ("kill", "pkill", "killall"):
+            named = "domestique" in w.text.lower() and n != "kill"
+        elif "domestique" in w.text.lower():
+            named = bool(ctx.guard_re.search(canonical_for_match(w.text, ctx.cwd)))
+        if named:
+            yield Hit("cmd.guard_tamper", f"{n} targets Domestique ({w.text[:60]})", w.span,
+                      judged)  # fmt: skip
+            return
+    if n in ("ln", "cp", "mv", "install") and len(words) >= 2:
+        dest = words[-1]
+        tool = shadowed_tool(dest.text, ctx.cwd)
+        if tool and n == "ln" and any(w.text.startswith("-") and "s" in w.text for w in words):
+            yield Hit("cmd.persistence", f"a link in a PATH folder shadows {tool}", dest.span,
+                      judged)  # fmt: skip
+        elif tool and n != "ln" and not words[-2].text.startswith(("/usr/", "/bin/", "/opt/")):
+            yield Hit("cmd.persistence", f"{n} puts a program named {tool} in a PATH folder",
+                      dest.span, judged)  # fmt: skip
+
+
+# Programs that send what they are given to a host named in their arguments (the provider's own
+# command-line tools, such as docker login or helm, are not here: they talk to their own service).
+_SENDERS = (
+    DOWNLOADERS
+    | RAW_NETWORK
+    | frozenset(
+        {"ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "dig", "nslookup",
+         "host", "drill", "ping", "smbclient", "openssl", "ftp", "telnet", "rclone", "s3cmd",
+         "mosquitto_pub", "irc", "swaks"}
+    )
+)  # fmt: skip
+_KEY_PATTERN = re.compile(
+    r"(?i)AKIA|ASIA|sk-|sk_live|ghp_|gho_|ghs_|github_pat|glpat|xox[abpr]|AIza|BEGIN.{0,20}PRIVATE|"
+    r"PRIVATE.KEY|passw|secret|api.?key|token|aws_secret|bearer|credential"
+)
+_GREP_NAMES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "zgrep", "find"})
+
+
+def _raw_socket(inv: Invocation) -> bool:
+    return any(
+        r.writes and ("/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text)
+        for r in inv.redirects
+    )
+
+
+def _feeders(inv: Invocation, invs: list[Invocation]) -> list[Invocation]:
+    """The invocations whose output ``inv`` receives: pipe feeders and substitutions."""
+    out = [invs[i] for i in inv.upstream if 0 <= i < len(invs)]
+    out += [invs[i] for w in inv.words for i in w.subs if 0 <= i < len(invs)]
+    out += [invs[i] for r in inv.redirects for i in r.target.subs if 0 <= i < len(invs)]
+    return out
+
+
+def _rule_flows(ctx: Context) -> Iterator[Hit]:
+    """Credentials that are not files, and whole repositories, sent to a host not their own.
+
+    Sources: a command that prints a credential (``gh auth token``), a secret-named variable
+    (``$OPENAI_API_KEY``), a search for key patterns (``grep -r AKIA``). Senders: ``_SENDERS``,
+    interpreter code that talks to the network, any redirect to ``/dev/tcp``/``/dev/udp``.
+    """
+    invs = ctx.invs
+    added_remotes: set[str] = set()
+    for inv in invs:
+        if inv.name == "git" and inv.args[:2] in (["remote", "add"], ["remote", "set-url"]):
+            added_remotes.update(inv.args[2:3])
+    for inv in invs:
+        raw = _raw_socket(inv)
+        judged = inv.render()
+        if raw:
+            yield Hit("cmd.exfiltration", "writes to a raw network socket (/dev/tcp, /dev/udp)",
+                      inv.span, judged)  # fmt: skip
+        raw = raw or _publishes(inv)
+        if inv.name == "git" and "push" in inv.args:
+            yield from _foreign_push(inv, added_remotes, judged)
+        sender = raw or inv.name in _SENDERS or (inv.code_network and inv.name in INTERPRETERS)
+        if not sender:
+            continue
+        raw = raw or inv.name in RAW_NETWORK
+        hosts = flows.hosts_of(inv.args)
+        feeders = _feeders(inv, invs)
+        for f in [*feeders, inv]:
+            provider = flows.printed_credential(f.name, f.args)
+            if (
+                provider is not None
+                and (f is not inv or raw)
+                and (
+                    raw or not hosts or not all(flows.host_is_provider(h, provider) for h in hosts)
+                )
+            ):
+                yield Hit(
+                    "cmd.exfiltration",
+                    f"{f.name} prints a credential that is sent away",
+                    _span_of(f.span, inv.span),
+                    f.render() + " -> " + judged,
+                )
+                return
+            if f is not inv and f.name in _GREP_NAMES and any(_KEY_PATTERN.search(a)
+                                                              for a in f.args):  # fmt: skip
+                yield Hit("cmd.exfiltration", "a search for keys or passwords is sent away",
+                          _span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
+                return
+        names = flows.secret_variables(
+            [*inv.args, *(a for f in feeders if f.name in ("echo", "printf") for a in f.args)]
+        ) + [n for n in inv.code_env if flows.is_secret_name(n)]
+        for name in dict.fromkeys(names):
+            provider = flows.variable_provider(name)
+            if not raw and hosts and all(flows.host_is_provider(h, provider) for h in hosts):
+                continue
+            if raw or provider or any(_DROP_HOSTS.search(h) for h in hosts):
+                yield Hit("cmd.exfiltration", f"${name} is sent to a host that is not its own",
+                          inv.span, judged)  # fmt: skip
+            else:
+                yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
+                          inv.span, judged)  # fmt: skip
+            return
+
+
+def _publishes(inv: Invocation) -> bool:
+    """``gh gist create``, ``gh issue create``, ``gh api … -f``: what it is given becomes public
+    (or a third party's), whatever the host: no credential belongs there."""
+    if inv.name != "gh" or not inv.args:
+        return False
+    a = inv.args
+    return (
+        a[:2] in (["gist", "create"], ["gist", "edit"], ["issue", "create"], ["issue", "comment"],
+                  ["pr", "comment"], ["pr", "create"], ["release", "upload"])
+        or a[0] == "api"
+    )  # fmt: skip
+
+
+def _foreign_push(inv: Invocation, added: set[str], judged: str) -> Iterator[Hit]:
+    """``git push`` of every branch or tag to a URL or to a remote added in the same line."""
+    _, rest = _git_split(inv.words)
+    args = [w.text for w in rest[1:]] if rest and rest[0].text == "push" else []
+    positional = [a for a in args if not a.startswith("-")]
+    if not positional:
+        return
+    remote = positional[0]
+    foreign = remote in added or "://" in remote or bool(_REMOTE_PATH.match(remote))
+    if not foreign:
+        return
+    everything = bool({"--all", "--mirror", "--tags", "--branches"} & set(args)) or any(
+        p.startswith(("refs/", "+refs/", "*")) for p in positional[1:]
+    )
+    if everything:
+        yield Hit("cmd.exfiltration", f"pushes the whole repository to {remote[:60]}", inv.span,
+                  judged)  # fmt: skip
+    else:
+        yield Hit("cmd.file_transfer", f"pushes to a remote added here ({remote[:60]})", inv.span,
+                  judged)  # fmt: skip
 
 
 _COMMAND_NAMES = frozenset(
@@ -2253,6 +2808,9 @@ PER_INVOCATION: tuple[tuple[Any, Any], ...] = (
     (_rule_memory_and_scripts, lambda inv, n: n in _MEMORY_NAMES or n in _LINE_EDITORS),
     (_rule_file_server, lambda inv, n: n in _FILE_SERVERS and len(inv.words) > 1),
     (_rule_evasion, lambda inv, n: n in _EVASION_NAMES and len(inv.words) > 1),
+    (_rule_supply, lambda inv, n: n in _SUPPLY_NAMES and len(inv.words) > 1),
+    (_rule_controls, lambda inv, n: n in _TAMPER_NAMES and len(inv.words) > 1),
+    (_rule_move_root, lambda inv, n: n == "mv" and len(inv.words) > 2),
 )
 
 
@@ -2321,6 +2879,8 @@ def judge_unfolded(
     if egress or ctx.cred_reads:
         hits.extend(_rule_credentials(ctx))
     if egress:
+        hits.extend(_rule_flows(ctx))
+    if egress:
         hits.extend(_rule_egress_shapes(ctx))
     if not command.isascii():
         hits.extend(_rule_non_ascii(command))
@@ -2333,8 +2893,9 @@ def judge_unfolded(
 _EXEC_DATA_NAMES = frozenset({"mkfifo", "mknod"}) | SHELLS | frozenset(INTERPRETERS)
 # _rule_saved_exec saves a path only for a download (a downloader, git archive, interpreter code
 # that reaches the network) or a decode other than echo/printf: no such name, nothing to find.
+_FETCHERS = frozenset({"aria2c", "scp", "rsync", "git", "hg", "svn", "gh"})
 _SAVED_EXEC_NAMES = (
-    DOWNLOADERS | (DECODERS - {"echo", "printf"}) | frozenset({"git"}) | frozenset(INTERPRETERS)
+    DOWNLOADERS | (DECODERS - {"echo", "printf"}) | _FETCHERS | frozenset(INTERPRETERS)
 )
 _RULES_FOR: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 

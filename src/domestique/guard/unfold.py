@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from domestique.guard import interp
+from domestique.guard import interp, jsast, pwsh, pyast
 from domestique.guard.model import Hit, Invocation, Redirect, Span, Word, program_name
 from domestique.guard.words import (
     decode_ansi_c,
@@ -89,9 +89,9 @@ _OPT_WITH_ARG = {
     "command": set(),
     "builtin": set(),
     "exec": {"-a"},
-    "xargs": {"-I", "-i", "-n", "-P", "-d", "-L", "-l", "-E", "-e", "-s", "-a", "--arg-file",
-              "--delimiter", "--max-args", "--max-procs", "--max-lines", "--replace",
-              "--eof", "--max-chars", "--process-slot-var"},
+    # GNU -i, -l, -e (and --replace, --max-lines, --eof) take their value attached, if any
+    "xargs": {"-I", "-n", "-P", "-d", "-L", "-E", "-s", "-a", "--arg-file",
+              "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"},
     "watch": {"-n", "--interval", "-d", "-q", "--differences"},
     "flock": {"-w", "--timeout", "-E", "--conflict-exit-code"},
     "chroot": {"--userspec", "--groups"},
@@ -447,6 +447,10 @@ class Unfolder:
                 # `sh 0<&2`: bash reads 0 as the redirect's descriptor (tree-sitter-bash does not)
                 redirects[0] = replace(redirects[0], fd=self._t.source(last))
                 self._drop_last = True
+        if body is None and redirects:
+            # `> ~/.bash_history` alone truncates the file: judged as `:` with that redirect
+            span = self._span(node, ctx)
+            self._add(Invocation([Word(":", True, span)], span, redirects=redirects), ctx)
         if body is not None:
             if body.type == "command":
                 self._command(node=body, ctx=ctx, extra=redirects, stdin=(stdin_text, text_subs))
@@ -478,7 +482,13 @@ class Unfolder:
             value = words[0] if words else Word("", True, self._span(node, ctx))
         if statement:
             self.assignments.append((name, replace(value, span=self._span(node, ctx))))
+            if name in CODE_VARIABLES and value.literal and value.text:
+                self._variable_code(name, value.text, value.span, ctx)
             if value.literal:
+                self.vars[name] = value.text
+                self.var_subs.pop(name, None)
+            elif _HOME_VALUE.match(value.text):
+                # H=$HOME: the value is home, which the rules know by that name
                 self.vars[name] = value.text
                 self.var_subs.pop(name, None)
             else:
@@ -772,6 +782,17 @@ class Unfolder:
             if head.subs:
                 inv.exec_data = (*inv.exec_data, *head.subs)
             return
+        text = head.text
+        if (
+            ("*" in text or "?" in text or "[" in text)
+            and _GLOB_NAME.search(text)
+            and (text not in ("[", "[["))
+        ):
+            # /???/r? names whatever the file system matches: the program cannot be read
+            self.hits.append(
+                Hit("cmd.opaque_command", "the command name is a glob: " + head.text[:60],
+                    head.span, inv.render())
+            )  # fmt: skip
         if not (head.text.isascii() and head.text.isprintable()) and not _typographic_only(
             head.text
         ):
@@ -784,6 +805,10 @@ class Unfolder:
                 )
             )
         name = inv.name
+        if inv.env or name in _STORES_CODE:
+            self._stored_code(inv, ctx)
+        if name in ("make", "gmake", "bmake") and len(words) > 2:
+            self._makefile_from_data(inv)
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
@@ -887,6 +912,12 @@ class Unfolder:
                 if opt == "--":
                     i += 1
                     break
+                if opt in ("-i", "--ignore-environment", "-"):
+                    inv.env[ENV_CLEARED] = ""  # every variable unset for the command
+                if opt in ("-u", "--unset") and i + 1 < len(rest):
+                    inv.env[rest[i + 1].text] = ""  # unset for the command: judged as emptied
+                elif opt.startswith("--unset="):
+                    inv.env[opt.split("=", 1)[1]] = ""
                 if opt.startswith("-") and opt != "-":
                     i += 2 if opt in _OPT_WITH_ARG["env"] else 1
                     continue
@@ -943,7 +974,7 @@ class Unfolder:
             ):
                 # xargs -o gives the shell the terminal: an interactive shell.
                 self.hits.append(Hit("cmd.interactive_shell", "xargs -o starts a shell", inv.span))
-            return runs, None
+            return self._xargs_fed(inv, rest[: len(rest) - len(runs)], runs), None
         if name in ("parallel", "sem"):
             rest = _skip_options(rest, _OPT_WITH_ARG["parallel"])
             cut = next((i for i, w in enumerate(rest) if w.text in (":::", "::::", ":::+")), None)
@@ -1203,6 +1234,9 @@ class Unfolder:
         if lang == "awk":
             self._awk(inv, ctx)
             return
+        if lang == "powershell":
+            self._powershell(inv, ctx, text_subs)
+            return
         if lang == "node" and inv.name == "deno" and args and args[0].text == "eval":
             args = [Word("-e", True, args[0].span), *args[1:]]
         codes: list[Word] = []
@@ -1254,6 +1288,39 @@ class Unfolder:
         if not self._stdin_code(inv, ctx, lang, text_subs) and lang in ("tcl", "powershell"):
             self.hits.append(Hit("cmd.interactive_shell", f"{inv.name} starts a shell", inv.span))
 
+    def _powershell(self, inv: Invocation, ctx: Ctx, text_subs: tuple[int, ...]) -> None:
+        """``pwsh -Command CODE`` judged by ``pwsh``; an encoded command is decoded code."""
+        args = inv.words[1:]
+        i = 0
+        while i < len(args):
+            w = args[i]
+            low = w.text.lower()
+            if low in _PWSH_COMMAND and i + 1 < len(args):
+                rest = args[i + 1 :]
+                if any(r.subs for r in rest):
+                    inv.exec_data = (*inv.exec_data, *(k for r in rest for k in r.subs))
+                code = " ".join(r.text for r in rest)
+                self._powershell_code(code, inv, ctx, rest[0].span)
+                return
+            if low.startswith("-") and pwsh.encoded_flag(low):
+                self.hits.append(
+                    Hit("cmd.decode_exec", f"{inv.name} runs an encoded command", w.span,
+                        inv.render())
+                )  # fmt: skip
+                return
+            if low in ("-file", "-f") or not low.startswith("-"):
+                return  # a script file: judged as the project's code (see known escapes)
+            i += 2 if _pwsh_takes_value(low) else 1
+        if not self._stdin_code(inv, ctx, "powershell", text_subs):
+            self.hits.append(Hit("cmd.interactive_shell", f"{inv.name} starts a shell", inv.span))
+
+    def _powershell_code(self, code: str, inv: Invocation, ctx: Ctx, span: Span) -> None:
+        for found, message, target in pwsh.judge_powershell(code):
+            if target is not None:
+                self._synthetic(["rm", "-rf", target], span, ctx, f"{inv.name} code")
+            else:
+                self.hits.append(Hit(found, message, span, f"powershell: {code[:160]}"))
+
     def _awk(self, inv: Invocation, ctx: Ctx) -> None:
         args = inv.words[1:]
         i = 0
@@ -1276,15 +1343,39 @@ class Unfolder:
         facts = interp.analyze(code, lang)
         where = span or inv.span
         via = f"{inv.name} code"
+        reads: list[str] = []
+        if lang == "powershell":
+            self._powershell_code(code, inv, ctx, where)
+        parsed = (
+            pyast.analyze_python(code)
+            if lang == "python"
+            else jsast.analyze_js(code)
+            if lang == "node"
+            else None
+        )
+        if parsed is not None:
+            _merge_parsed(facts, parsed)
+            reads = parsed.reads
         for shell in facts.shell:
             self.nested(shell, ctx._replace(upstream=()), where, via)
         for path in facts.delete_trees:
             self._synthetic(["rm", "-rf", path], where, ctx, via)
         for path in facts.delete_files:
             self._synthetic(["rm", path], where, ctx, via)
+        for path, appends in facts.writes:
+            # judged like the shell redirect it amounts to (device, history, hooks, start-up)
+            self.nested(f": {'>>' if appends else '>'} {_quote_text(path)}", ctx, where, via)
         if facts.network:
             inv.code_network = True
         shown = f"{lang}: {code[:160]}"
+        if facts.network and facts.sends_env:
+            self.hits.append(
+                Hit("cmd.exfiltration", f"{lang} code sends the environment", where, shown)
+            )
+        if facts.network:
+            inv.code_env = (*inv.code_env, *dict.fromkeys(facts.env_names))
+        if facts.sends_env:
+            inv.code_dumps_env = True  # printed: sending it further is judged where it goes
         if facts.socket and (facts.wires_shell or any(_is_shell(s) for s in facts.shell)):
             code_name = "cmd.bind_shell" if facts.listens else "cmd.reverse_shell"
             self.hits.append(Hit(code_name, f"{lang} code wires a shell to a socket", where, shown))
@@ -1301,9 +1392,12 @@ class Unfolder:
         if lang != "awk":
             from domestique.guard.paths import CREDENTIAL_FILES
 
-            for m in re.finditer(r"[\"']([^\"'\s]{3,200})[\"']", code):
-                if CREDENTIAL_FILES.search(m.group(1)):
-                    inv.code_creds = (*inv.code_creds, m.group(1))
+            for text in interp.string_literals(interp.normalize_code(code)):
+                if 3 <= len(text) <= 200 and CREDENTIAL_FILES.search(text):
+                    inv.code_creds = (*inv.code_creds, text)
+            for path in reads:
+                if CREDENTIAL_FILES.search(path) and path not in inv.code_creds:
+                    inv.code_creds = (*inv.code_creds, path)
 
     def _remember_written(self, inv: Invocation) -> None:
         """``echo … > x.sh`` / ``cat > x.sh <<EOF``: keep the text so running x.sh is judged."""
@@ -1436,6 +1530,122 @@ class Unfolder:
                     self.nested(code, ctx._replace(upstream=()), w.span, f"{inv.name} {p}")
                     break
 
+    def _makefile_from_data(self, inv: Invocation) -> None:
+        """``make -f -`` / ``-f /dev/stdin`` / ``-f <(…)``: the makefile's recipes are code."""
+        words = inv.words
+        for k, w in enumerate(words[1:], start=1):
+            target: Word | None = None
+            if w.text in ("-f", "--file", "--makefile") and k + 1 < len(words):
+                target = words[k + 1]
+            elif w.text.startswith(("--file=", "--makefile=")):
+                target = Word(w.text.split("=", 1)[1], w.literal, w.span, w.subs, w.procsub)
+            if target is None:
+                continue
+            if target.text in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
+                inv.exec_data = (*inv.exec_data, *inv.upstream)
+            elif target.subs:
+                inv.exec_data = (*inv.exec_data, *target.subs)
+
+    def _xargs_fed(self, inv: Invocation, opts: list[Word], runs: list[Word]) -> list[Word]:
+        """The command xargs runs with the arguments it reads when the line shows them.
+
+        ``echo ~ | xargs rm -rf`` runs ``rm -rf ~``: the words of an ``echo``/``printf`` feeder
+        (or a here-string, or ``pwd``) are appended, or put in place of ``-I``'s string.
+        """
+        if not runs:
+            return runs
+        replace_str = ""
+        for k, w in enumerate(opts):
+            if w.text == "-I" and k + 1 < len(opts):
+                replace_str = opts[k + 1].text
+            elif w.text.startswith("-I") and len(w.text) > 2:
+                replace_str = w.text[2:]
+            elif w.text == "-i" or w.text.startswith("--replace"):
+                replace_str = w.text.partition("=")[2] or "{}"
+        replace = bool(replace_str)
+        items: list[Word] = []
+        if inv.stdin_text is not None:
+            items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
+        up = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+        # the stage right before xargs (`find . | grep -v x | xargs rm`: grep's output, not find's)
+        direct = [i for i in up if not any(i in self.invs[j].upstream for j in up)]
+        for i in direct:
+            f = self.invs[i]
+            if f.name in ("echo", "printf"):
+                texts = [w for w in f.words[1:] if not (w.text.startswith("-") and w.literal)]
+                if f.name == "printf" and texts:
+                    texts = texts[1:] if "%" in texts[0].text else texts
+                items += [Word(w.text, w.literal, w.span) for w in texts]
+            elif f.name == "pwd":
+                items.append(Word(".", True, f.span))
+            elif (
+                f.name == "ls"
+                and replace
+                and not any(a.startswith("-") and "d" in a for a in f.args)
+            ):
+                items.append(Word("*", True, f.span))  # the names in the listed folder
+            elif f.name == "ls" and any(a.startswith("-") and "d" in a for a in f.args):
+                items += [Word(w.text, w.literal, w.span) for w in f.words[1:]
+                          if not w.text.startswith("-")]  # fmt: skip
+            elif f.name == "find":
+                items += _find_prints(f)
+            elif f.name == "cat" and f.stdin_text is not None and len(f.words) == 1:
+                items += [Word(t, "$" not in t, f.span) for t in f.stdin_text.split()]
+        if not items:
+            return runs
+        if replace_str:
+            item = items[0]
+            return [
+                Word(w.text.replace(replace_str, item.text), w.literal and item.literal, w.span)
+                if replace_str in w.text
+                else w
+                for w in runs
+            ]
+        return [*runs, *items]
+
+    def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
+        """A variable whose value a program later runs as a command (LESSOPEN, GIT_SSH_COMMAND)."""
+        code = value.strip()
+        if name.startswith("LESS"):
+            code = code.lstrip("|-").replace("%s", "x")
+        if code:
+            self.nested(code, ctx._replace(upstream=()), span, f"${name}")
+
+    def _stored_code(self, inv: Invocation, ctx: Ctx) -> None:
+        """Shell code stored now and run later: command-holding variables, git config values
+        that run programs, package scripts (``npm pkg set scripts.x=…``): judged as if run."""
+        for k, v in inv.env.items():
+            if k in CODE_VARIABLES and v:
+                self._variable_code(k, v, inv.span, ctx)
+        args = inv.args
+        words = inv.words
+        code: str | None = None
+        if inv.name == "git":
+            # git -c key=value … and git config [--global] key value
+            for i, w in enumerate(words[1:], start=1):
+                if words[i - 1].text == "-c" and "=" in w.text:
+                    key, _, value = w.text.partition("=")
+                    if _GIT_CODE_KEY.match(key) and w.literal:
+                        self.nested(value.lstrip("!"), ctx._replace(upstream=()), w.span, "git -c")
+            if "config" in args:
+                rest = [a for a in args[args.index("config") + 1 :] if not a.startswith("-")]
+                if len(rest) >= 2 and _GIT_CODE_KEY.match(rest[0]):
+                    code = rest[1]
+                    if rest[0].lower().startswith("alias."):
+                        code = code[1:] if code.startswith("!") else ""
+        elif inv.name in ("npm", "pnpm", "yarn") and args[:2] in (["pkg", "set"], ["set-script"]):
+            if args[0] == "set-script" and len(args) >= 3:
+                code = args[2]
+            else:
+                for a in args[2:]:
+                    key, eq, value = a.partition("=")
+                    if eq and key.startswith("scripts."):
+                        code = value
+        elif inv.name in ("npm", "pnpm", "yarn") and args[:1] == ["set-script"] and len(args) >= 3:
+            code = args[2]
+        if code:
+            self.nested(code, ctx._replace(upstream=()), inv.span, f"{inv.name} stored command")
+
     def _apt_hooks(self, inv: Invocation, ctx: Ctx) -> None:
         """``apt-get -o APT::Update::Pre-Invoke::=CMD`` and the like run CMD through a shell."""
         words = inv.words
@@ -1542,6 +1752,40 @@ class Unfolder:
 
 # Names ``emit`` (and ``_tool_options``) open code for: every other name, unless its command
 # word has a slash (a script run), runs no code of its own the guard could unfold.
+# Variables whose value a program runs as a shell command.
+CODE_VARIABLES = frozenset(
+    {"LESSOPEN", "LESSCLOSE", "PAGER", "MANPAGER", "GIT_PAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+     "GIT_SSH_COMMAND", "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "PROMPT_COMMAND",
+     "BASH_ENV", "GIT_EXTERNAL_DIFF", "GIT_PROXY_COMMAND", "BROWSER", "SYSTEMD_PAGER",
+     "PERLDOC_PAGER", "FCEDIT", "GIT_SEQUENCE_EDITOR", "SVN_EDITOR", "PSQL_PAGER", "MYSQL_PS1"}
+)  # fmt: skip
+# git configuration keys whose value git runs as a command.
+_GIT_CODE_KEY = re.compile(
+    r"(?i)^(?:alias\.\S+|core\.(?:pager|sshcommand|fsmonitor|editor|askpass|gitproxy)|"
+    r"sequence\.editor|diff\.external|diff\.[^.]+\.(?:textconv|command)|"
+    r"filter\.[^.]+\.(?:clean|smudge|process)|gpg\.(?:[^.]+\.)?program|pager\.\S+|"
+    r"merge\.[^.]+\.driver|uploadpack\.packobjectshook)$"
+)
+_STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn"})
+# The key ``env -i`` leaves in ``Invocation.env``: the command starts with no variables at all.
+ENV_CLEARED = "\0cleared"
+_PWSH_COMMAND = frozenset({"-c", "-co", "-com", "-comm", "-comma", "-comman", "-command", "/c"})
+_PWSH_OPT_WITH_ARG = (
+    "executionpolicy", "workingdirectory", "outputformat", "inputformat", "windowstyle",
+    "configurationname", "settingsfile", "custompipename", "version",
+)  # fmt: skip
+
+
+def _pwsh_takes_value(flag: str) -> bool:
+    """PowerShell accepts any unambiguous prefix of a parameter (``-Exec Bypass``, ``-W h``)."""
+    name = flag.lstrip("-/")
+    return name in ("ep", "ex", "wd", "of", "if", "w", "v") or (
+        len(name) >= 2 and any(full.startswith(name) for full in _PWSH_OPT_WITH_ARG)
+    )
+
+
+_HOME_VALUE = re.compile(r"^(?:\$HOME|\$\{HOME\})(?:/[\w.@+-]*)*/?$")
+_GLOB_NAME = re.compile(r"[*?]|\[.*\]")
 _OPENS_CODE = (
     SHELLS
     | frozenset(INTERPRETERS)
@@ -1619,6 +1863,37 @@ def _tail_after_session_opts(name: str, rest: list[Word]) -> str | None:
             break
     tail = words[i:]
     return " ".join(_quote_text(t) for t in tail) if tail else None
+
+
+_FIND_UNFILTERED = frozenset(
+    {"-maxdepth", "-mindepth", "-print", "-print0", "-L", "-H", "-P", "-xdev", "-mount", "-depth"}
+)
+
+
+def _find_prints(f: Invocation) -> list[Word]:
+    """The path an unfiltered ``find X`` prints first: X itself (X/* with ``-mindepth`` > 0)."""
+    args = [w.text for w in f.words[1:]]
+    if not args or args[0].startswith("-"):
+        return []
+    opts = [a for a in args if a.startswith("-")]
+    if any(o not in _FIND_UNFILTERED for o in opts):
+        return []  # tests (-name, -type, …) print a subset: not the folder itself
+    root = f.words[1]
+    depth = args[args.index("-mindepth") + 1] if "-mindepth" in args[:-1] else "0"
+    text = root.text.rstrip("/") + "/*" if depth != "0" else root.text
+    return [Word(text, root.literal, root.span)]
+
+
+def _merge_parsed(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
+    """Add what a parser's reading (Python ``ast``, tree-sitter JavaScript) found to the
+    text-pattern facts (never removes any)."""
+    facts.shell += [c for c in py.commands if c not in facts.shell]
+    facts.delete_trees += [p for p in py.delete_trees if p not in facts.delete_trees]
+    facts.delete_files += [p for p in py.delete_files if p not in facts.delete_files]
+    facts.writes += [w for w in py.writes if w not in facts.writes]
+    facts.network = facts.network or py.network
+    facts.sends_env = facts.sends_env or py.sends_env
+    facts.env_names += [n for n in py.secret_vars if n not in facts.env_names]
 
 
 def _quote_text(t: str) -> str:

@@ -1,0 +1,78 @@
+"""PowerShell code given to ``pwsh -c`` / ``powershell -Command`` (also on Linux and macOS).
+
+PowerShell is not parsed as a language. The code is cut into pipeline segments, and the command
+word of each is looked up: ``iex``/``Invoke-Expression`` over a download is remote code, an
+encoded command is decoded code, a recursive ``Remove-Item`` of home or ``/`` is a root delete,
+and a segment whose command is not on a short list of read-only cmdlets makes the whole code
+opaque (``cmd.opaque_command``, deny): code the guard cannot read is not allowed by default.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SEGMENTS = re.compile(r"[;|{}()\n]|&&|\|\|")
+_DOWNLOAD = re.compile(
+    r"(?i)\b(?:iwr|irm|invoke-webrequest|invoke-restmethod|downloadstring|downloaddata|"
+    r"downloadfile|net\.webclient|start-bitstransfer|system\.net\.http|curl|wget)\b"
+)
+_EXEC = re.compile(
+    r"(?i)(?:\biex\b|invoke-expression|\[scriptblock\]::create|invoke-command|"
+    r"\.invoke\s*\(|start-process|&\s*\(|&\s*\$)"
+)
+_REMOVE = re.compile(r"(?i)^(?:remove-item|rm|ri|del|rmdir|rd|erase)$")
+_HOME = re.compile(r"(?i)^(?:~|\$home|\$env:home|\$env:userprofile|\$\{env:home\})[/\\]?\*?$")
+_ROOT = re.compile(r"(?i)^(?:/|[a-z]:\\?|/\*|[a-z]:\\\*)$")
+# Read-only or purely local cmdlets and aliases: code made only of these stays allowed.
+_SAFE = frozenset(
+    {"get-childitem", "get-content", "get-item", "get-location", "get-process", "get-command",
+     "get-help", "get-date", "get-host", "get-module", "get-variable", "get-member", "get-service",
+     "select-object", "select-string", "where-object", "sort-object", "format-table",
+     "format-list", "measure-object", "test-path", "write-output", "write-host", "out-string",
+     "out-host", "out-null", "convertto-json", "convertfrom-json", "join-path", "split-path",
+     "resolve-path", "foreach-object", "group-object", "set-location", "push-location",
+     "pop-location", "ls", "dir", "gci", "cat", "gc", "pwd", "cd", "echo", "select", "where",
+     "sort", "ft", "fl", "measure", "write", "\u0025", "?", "foreach", "import-module",
+     "get-psreadlineoption", "$psversiontable", "exit", "return", "if", "else", "elseif",
+     "get-filehash", "compare-object", "tee-object", "get-uptime", "get-computerinfo"}
+)  # fmt: skip
+
+
+def judge_powershell(code: str) -> list[tuple[str, str, str | None]]:
+    """(code, message, deleted target) findings for PowerShell ``code``; empty = readable and
+    harmless. ``deleted target`` is ``~`` or ``/`` for a recursive delete of home or root."""
+    out: list[tuple[str, str, str | None]] = []
+    if _EXEC.search(code) and _DOWNLOAD.search(code):
+        out.append(("cmd.pipe_to_shell", "PowerShell downloads and runs code", None))
+    elif _EXEC.search(code):
+        out.append(("cmd.opaque_command", "PowerShell runs code it builds", None))
+    unknown: list[str] = []
+    for segment in _SEGMENTS.split(code):
+        words = segment.split()
+        if not words:
+            continue
+        head = words[0].lower()
+        if _REMOVE.match(head):
+            recursive = any(w.lower().startswith("-r") for w in words[1:])
+            targets = [w.strip("'\"") for w in words[1:] if not w.startswith("-")]
+            for t in targets:
+                if recursive and _HOME.match(t):
+                    out.append(("cmd.destructive.rm_root", "Remove-Item -Recurse of home", "~"))
+                elif recursive and _ROOT.match(t):
+                    out.append(("cmd.destructive.rm_root", "Remove-Item -Recurse of /", "/"))
+            continue
+        if head.startswith(("$", "'", '"', "[", "-", "#", "@")) or head.isdigit():
+            continue  # an expression, a string, a type, a parameter or a comment
+        if head not in _SAFE:
+            unknown.append(head)
+    if unknown and not out:
+        out.append(
+            ("cmd.opaque_command", f"PowerShell code runs {unknown[0][:40]} (not judged)", None)
+        )
+    return out
+
+
+def encoded_flag(flag: str) -> bool:
+    """``-EncodedCommand`` and its accepted abbreviations (``-e``, ``-ec``, ``-enc``, …)."""
+    f = flag.lower().lstrip("-")
+    return bool(f) and ("encodedcommand".startswith(f) or f == "ec")

@@ -1,0 +1,195 @@
+"""Package installs and runs from places other than the default registries.
+
+``pip install requests`` fetches from PyPI under its name; ``pip install git+https://…``,
+``pip install https://…/x.tar.gz``, ``--index-url``/``--extra-index-url`` to another index,
+``npm exec github:…``, ``go run …@latest``, ``cargo install --git`` and their kind run whoever's
+code the URL names at install time. So does ``python setup.py install`` (the project's own
+script, with the machine's permissions). Pure functions over argument lists.
+"""
+
+from __future__ import annotations
+
+import re
+
+PIP_NAMES = frozenset({"pip", "pip3", "pipx", "uv", "uvx", "poetry", "pdm", "pipenv", "conda"})
+NODE_NAMES = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "deno"})
+OTHER_NAMES = frozenset({"go", "cargo", "gem", "composer", "bundle", "dotnet", "nuget", "brew"})
+NAMES = PIP_NAMES | NODE_NAMES | OTHER_NAMES
+
+# A requirement that names a place instead of a package: URLs, VCS URLs, archives on a server.
+_REMOTE_SPEC = re.compile(
+    r"(?i)^(?:[\w.\[\],-]+\s*@\s*)?(?:git\+|hg\+|svn\+|bzr\+)?(?:https?|ftp|git|ssh)://|"
+    r"^(?:git\+|hg\+|svn\+|bzr\+)|^git@[\w.-]+:"
+)
+# npm-family specs that are not registry packages.
+_NODE_REMOTE = re.compile(
+    r"(?i)^(?:github|gitlab|bitbucket|gist|git\+\w+|git|https?|file\+https?):|"
+    r"^[\w.-]+/[\w.-]+(?:#.*)?$"  # user/repo: GitHub shorthand
+)
+_INDEX_OPTIONS = (
+    "--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--trusted-host",
+    "--index", "--default-index", "--registry", "--source", "--repository", "--add-source",
+)  # fmt: skip
+_DEFAULT_INDEXES = re.compile(
+    r"(?i)^https://(?:pypi\.org|files\.pythonhosted\.org|registry\.npmjs\.org|"
+    r"registry\.yarnpkg\.com|rubygems\.org|crates\.io|repo\.packagist\.org|api\.nuget\.org)(?:/|$)"
+)
+_INSTALL_VERBS = frozenset(
+    {"install", "i", "add", "exec", "x", "dlx", "run", "create", "init", "require", "sync",
+     "inject", "tool", "update", "upgrade", "global", "ci", "get"}
+)  # fmt: skip
+_GO_REMOTE = re.compile(r"^[\w-]+(?:\.[\w-]+)+/\S+@\S+$")
+
+
+def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for i, a in enumerate(args):
+        for o in options:
+            if a == o and i + 1 < len(args):
+                out.append(args[i + 1])
+            elif o.startswith("--") and a.startswith(o + "="):
+                out.append(a.split("=", 1)[1])
+    return out
+
+
+def untrusted_install(name: str, args: list[str]) -> str | None:
+    """Why ``name args`` installs or runs code from an untrusted place; None when it does not."""
+    if name in PIP_NAMES:
+        return _pip(name, args)
+    if name in NODE_NAMES:
+        return _node(name, args)
+    if name == "go" and args[:1] == ["run"]:
+        remote = [a for a in args[1:] if _GO_REMOTE.match(a) and not a.startswith("golang.org/")]
+        if remote:
+            return f"go {args[0]} builds and runs {remote[0]} from its repository"
+        return None
+    if name == "cargo" and args[:1] == ["install"]:
+        for o in ("--git", "--registry", "--index"):
+            if o in args or any(a.startswith(o + "=") for a in args):
+                return f"cargo install {o} builds code from a repository"
+        return None
+    if name in ("gem", "composer", "bundle", "dotnet", "nuget", "brew"):
+        values = _option_values(args, _INDEX_OPTIONS)
+        if any(not _DEFAULT_INDEXES.match(v) for v in values):
+            return f"{name} installs from another source ({values[0][:60]})"
+        if name == "brew" and args[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in args):
+            return "brew installs a formula from a URL"
+    return None
+
+
+def _pip(name: str, args: list[str]) -> str | None:
+    verbs = [a for a in args if not a.startswith("-")]
+    if name in ("pip", "pip3", "uv") and verbs[:2] in (["config", "set"],) and len(verbs) >= 4:
+        key = verbs[2].lower()
+        if key.endswith(("index-url", "extra-index-url", "trusted-host", "find-links")):
+            return f"{name} config sets {verbs[2]}: every later install comes from there"
+        return None
+    installing = (
+        name in ("uvx", "pipx")
+        or bool({"install", "add", "run", "sync", "download", "wheel", "inject"} & set(verbs))
+        or verbs[:2] == ["tool", "run"]
+    )
+    if not installing:
+        return None
+    values = _option_values(args, _INDEX_OPTIONS)
+    for v in values:
+        if not _DEFAULT_INDEXES.match(v):
+            return f"{name} installs from another index ({v[:60]})"
+    skip = False
+    for i, a in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        spec = a
+        if a.startswith(("--spec=", "--from=", "--with=")):
+            spec = a.split("=", 1)[1]
+        elif a in ("--spec", "--from", "--with") and i + 1 < len(args):
+            spec = args[i + 1]
+        elif a in _INDEX_OPTIONS or a in _PIP_VALUE_OPTIONS:
+            skip = True  # the option's value was judged above, or is a local path
+            continue
+        if _REMOTE_SPEC.match(spec):
+            return f"{name} installs {spec[:60]} from a URL or repository"
+    return None
+
+
+_PIP_VALUE_OPTIONS = frozenset(
+    {"-r", "--requirement", "-c", "--constraint", "-t", "--target", "--prefix", "--root",
+     "--cache-dir", "--python", "-p", "--src", "--log", "--cert", "--client-cert", "--proxy",
+     "--platform", "--python-version", "--implementation", "--abi", "--progress-bar"}
+)  # fmt: skip
+
+
+def _node(name: str, args: list[str]) -> str | None:
+    verbs = [a for a in args if not a.startswith("-")]
+    if verbs[:3] in (["config", "set", "registry"],) or verbs[:2] == ["set", "registry"]:
+        return f"{name} config sets the registry: every later install comes from there"
+    if len(verbs) >= 3 and verbs[:2] == ["config", "set"] and verbs[2].endswith(":registry"):
+        return f"{name} config sets a registry"
+    values = _option_values(args, ("--registry",))
+    if (
+        verbs[:1]
+        and verbs[0] in _INSTALL_VERBS
+        and any(not _DEFAULT_INDEXES.match(v) for v in values)
+    ):
+        return f"{name} installs from another registry ({values[0][:60]})"
+    if name == "deno":
+        if verbs[:1] in (["run"], ["install"], ["x"]) and any(
+            re.match(r"(?i)^https?://", v) for v in verbs[1:2]
+        ):
+            return "deno runs code from a URL"
+        return None
+    runs_specs = name in ("npx", "pnpx", "bunx") or (bool(verbs[:1]) and verbs[0] in _INSTALL_VERBS)
+    if not runs_specs:
+        return None
+    candidates = verbs if name in ("npx", "pnpx", "bunx") else verbs[1:]
+    if name == "yarn" and verbs[:1] == ["global"]:
+        candidates = verbs[2:]
+    for spec in candidates[:1] if name in ("npx", "pnpx", "bunx") or verbs[0] in (
+        "exec", "x", "dlx", "create", "init",
+    ) else candidates:  # fmt: skip
+        if spec.startswith(("@", ".", "/", "~")) and not spec.startswith("@http"):
+            continue  # a scoped registry package or a local folder
+        if _NODE_REMOTE.match(spec) or _REMOTE_SPEC.match(spec):
+            return f"{name} installs or runs {spec[:60]} from a repository or URL"
+    return None
+
+
+def foreign_publish(name: str, args: list[str]) -> str | None:
+    """Where ``npm publish --registry X`` / ``twine upload --repository-url X`` sends the
+    project when X is not the default registry; None otherwise."""
+    if not args:
+        return None
+    if name in ("npm", "pnpm", "yarn") and "publish" in args:
+        values = _option_values(args, ("--registry",))
+    elif name == "twine" and args[0] == "upload":
+        values = _option_values(args, ("--repository-url",))
+    elif (name in ("cargo", "gem", "poetry", "uv") and "publish" in args) or args[:1] == ["push"]:
+        values = _option_values(args, ("--index", "--registry", "--host", "--publish-url", "-r"))
+    else:
+        return None
+    foreign = [v for v in values if "://" in v and not _DEFAULT_PUBLISH.match(v)]
+    return foreign[0] if foreign else None
+
+
+_DEFAULT_PUBLISH = re.compile(
+    r"(?i)^https://(?:registry\.npmjs\.org|upload\.pypi\.org|test\.pypi\.org|crates\.io|"
+    r"rubygems\.org)(?:/|$)"
+)
+
+
+def setup_py_install(args: list[str]) -> bool:
+    """``python setup.py install`` / ``develop``: the project's own script, run to install."""
+    return len(args) >= 2 and args[0].endswith("setup.py") and args[1] in ("install", "develop")
+
+
+def pip_module_args(args: list[str]) -> list[str] | None:
+    """``python -m pip install …`` -> ``['install', …]``; None when not ``-m pip``."""
+    for i, a in enumerate(args):
+        if a == "-m" and i + 1 < len(args):
+            return args[i + 2 :] if args[i + 1] in ("pip", "pip3", "uv") else None
+        if a.startswith("-m") and len(a) > 2:
+            return args[i + 1 :] if a[2:] in ("pip", "pip3") else None
+        if not a.startswith("-"):
+            return None
+    return None
