@@ -44,6 +44,8 @@ PROTECTED_CODES: frozenset[str] = frozenset(
         "proxy.decompression_limit",
         "proxy.secret_in_signed_part",
         "proxy.secret_in_path",
+        "proxy.unredactable_part",
+        "proxy.secret_in_header",
         "hook.malformed_input",
         "hook.unknown_event",
         "hook.unknown_host",
