@@ -20,7 +20,8 @@ be put back after the records written since are cut off (its HMAC is genuine). A
 damaged checkpoint, by contrast, stays reported: appends never re-create it under a non-empty
 log. Anchoring the head hash elsewhere
 (export to a SIEM, ``audit verify --json`` in a remote job) is what makes a full rewrite
-detectable.
+detectable; an endpoint enrolled with a fleet hub does this at every sync (the hub holds the
+records and checks the chain and head: ``domestique.hub.store``).
 """
 
 from __future__ import annotations
