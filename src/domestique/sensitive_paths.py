@@ -16,7 +16,8 @@ import re
 # ``.env.dist``) are documentation, not secrets. A regular-expression alternative ending at the
 # end of the path, for ``(?:^|/)(?:…)``.
 ENV_FILE = (
-    r"(?:\.env(?:\.[\w.-]+)?|[^/]+\.env)"
+    # ``process.env`` / ``import.meta.env`` are JavaScript's environment objects, not files
+    r"(?:\.env(?:\.[\w.-]+)?|(?![\W_]*(?:process|import\.meta)\.env$)[^/]+\.env)"
     r"(?<!\.example)(?<!\.sample)(?<!\.template)(?<!\.dist)$"
 )
 

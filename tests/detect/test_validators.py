@@ -199,3 +199,27 @@ def test_credential_literal(value: str, want: bool) -> None:
 def test_not_code(value: str, want: bool) -> None:
     """A dotted name, a call or a subscript is code referring to a value, not the value."""
     assert v.not_code(value) is want
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "claude-code-20250219",
+        "interleaved-thinking-2025-05-14",
+        "output-128k-2025-02-19",
+        "max-tokens-3-5-sonnet-2024-07-15",
+    ],
+)
+def test_dated_feature_names_are_not_keys(value: str) -> None:
+    """API beta flags and model names stamped with a date (Claude Code's own anthropic-beta
+    header on every request) are names, not generated keys."""
+    assert not v.VALIDATORS["not_dated_name"](value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["8b0e7153-bf7c-3706-d85c-524e44006655", "cTlN99mhWp708DwGw5HqXDgLVXZx3scB", "k-20250219x"],
+)
+def test_generated_values_are_not_dated_names(value: str) -> None:
+    """A UUID, a random token, or a date that does not end the value does not count."""
+    assert v.VALIDATORS["not_dated_name"](value)

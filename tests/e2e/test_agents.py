@@ -137,21 +137,7 @@ def main_turns(result: dict[str, Any]) -> list[dict[str, Any]]:
 # --- the tests ------------------------------------------------------------------------------
 
 
-# Every Claude Code request is blocked (403) by the firewall: its `anthropic-beta` header
-# (`claude-code-20250219,…`) is read as `secret.service_credential` (detect: a service name,
-# then a 20-character token) and a finding in a header blocks (`proxy.secret_in_header`,
-# fw-holes, issue 12 hole 7). Remove this mark once that header passes.
-CLAUDE_HEADER_BLOCK = pytest.mark.xfail(
-    strict=True,
-    reason="open (fw-holes + detect): the anthropic-beta header value claude-code-20250219 is "
-    "flagged as secret.service_credential, so proxy.secret_in_header blocks every request",
-)
-HOSTS_BEHIND = [
-    pytest.param(h, marks=CLAUDE_HEADER_BLOCK) if h == "claude-code" else h for h in CLIS
-]
-
-
-@pytest.mark.parametrize("host", HOSTS_BEHIND)
+@pytest.mark.parametrize("host", CLIS)
 def test_agent_behind_domestique(host: str, tmp_path: Path, netns: bool) -> None:
     """The agent finishes; ``curl … | sh`` is denied and never runs; ``git status`` runs and
     its output reaches the model; the secret never reaches the model and comes back restored;

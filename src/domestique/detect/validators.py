@@ -346,6 +346,19 @@ def personal_email(value: str) -> bool:
     return not non_personal_email(value)
 
 
+# A feature or model name stamped with its date: lower-case pieces ending in a date, as API
+# version and beta flags are written (claude-code-20250219, interleaved-thinking-2025-05-14,
+# output-128k-2025-02-19). Generated keys are not stamped with a calendar date.
+_DATED_NAME_RE = re.compile(
+    r"^[a-z][a-z0-9]{0,15}(?:-[a-z0-9]{1,16})*-(?:19|20)\d\d-?[01]\d-?[0-3]\d$"
+)
+
+
+def not_dated_name(value: str) -> bool:
+    """False for a dated feature or model name (``claude-code-20250219``), not a key."""
+    return not _DATED_NAME_RE.match(value.strip("\"'`"))
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "github_crc32": github_crc32,
     "luhn": luhn,
@@ -367,6 +380,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "not_fictional_phone": not_fictional_phone,
     "not_example_iban": not_example_iban,
     "personal_email": personal_email,
+    "not_dated_name": not_dated_name,
 }
 
 
