@@ -39,6 +39,7 @@ from domestique.detect.finding import Finding
 from domestique.detect.re2opts import (
     NO_CAPTURE_OPTIONS,
     RE2_OPTIONS,
+    compile_once,
     first_match,
     found,
     groups_at,
@@ -479,10 +480,11 @@ class _CompiledRule:
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
-        self.regex = re2.compile(rule.regex, RE2_OPTIONS)
+        # compile_once: the rule loader has compiled these very patterns already.
+        self.regex = compile_once(rule.regex)
         self._bounds: re2._Regexp | None = None
-        self.allow = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.allow_patterns)
-        self.deny = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.deny_context)
+        self.allow = tuple(compile_once(p) for p in rule.allow_patterns)
+        self.deny = tuple(compile_once(p) for p in rule.deny_context)
         self.validators = tuple(VALIDATORS[v] for v in rule.validators)
 
     @property

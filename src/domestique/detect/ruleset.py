@@ -19,7 +19,7 @@ from typing import Any
 
 import re2
 
-from domestique.detect.re2opts import RE2_OPTIONS
+from domestique.detect.re2opts import compile_once
 from domestique.detect.validators import VALIDATORS
 
 RULE_FILES_PACKAGE = "domestique.detect.rules"  # the data package next to this module
@@ -98,10 +98,10 @@ def parse_rule(raw: dict[str, Any], source: str) -> Rule:
     if not isinstance(regex, str) or not regex:
         raise RuleError(f"{where}: regex is required")
     try:
-        compiled = re2.compile(regex, RE2_OPTIONS)
+        # Kept by compile_once for the engine: compiled once, failing early with the rule's name.
+        compile_once(regex)
     except re2.error as exc:
         raise RuleError(f"{where}: regex does not compile under RE2: {exc}") from None
-    del compiled  # compiled again by the engine; here only to fail early with the rule's name
     validators = _str_list(raw, "validators", where)
     for name in validators:
         if name not in VALIDATORS:
@@ -109,7 +109,7 @@ def parse_rule(raw: dict[str, Any], source: str) -> Rule:
     for key in ("allow_patterns", "deny_context"):
         for pattern in _str_list(raw, key, where):
             try:
-                re2.compile(pattern, RE2_OPTIONS)
+                compile_once(pattern)
             except re2.error:
                 raise RuleError(f"{where}: {key} pattern does not compile under RE2") from None
     entropy = raw.get("entropy")
