@@ -25,7 +25,7 @@ FILE_SUFFIXES = {
     "csv",
 }
 CODE_SHAPE = re.compile(
-    r"^(engine|policy|audit|secret|infra|pii|records|cmd|proxy|hook)\.[a-z0-9_.]+$"
+    r"^(engine|policy|audit|secret|infra|pii|records|cmd|proxy|hook|hub)\.[a-z0-9_.]+$"
 )
 
 

@@ -61,6 +61,7 @@ COMPONENT_CODE_MODULES: tuple[str, ...] = (
     "domestique.guard.codes",
     "domestique.proxy.codes",
     "domestique.hooks.codes",
+    "domestique.hub.codes",
 )
 
 

@@ -192,9 +192,12 @@ class PolicyRef:
 
     id: str
     sha256: str
+    bundle: int | None = None  # the organisation bundle's revision, on an enrolled endpoint
 
     def to_json(self) -> dict[str, JSONValue]:
-        return {"id": self.id, "sha256": self.sha256}
+        if self.bundle is None:  # records made off the fleet keep their old canonical form
+            return {"id": self.id, "sha256": self.sha256}
+        return {"id": self.id, "sha256": self.sha256, "bundle": self.bundle}
 
 
 def new_record_id(now_ns: int | None = None) -> str:

@@ -5,8 +5,15 @@ Blocked escapes have passing tests; open ones are strict xfail, so a change in b
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
+import os
+import socket
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +27,8 @@ from domestique.records import (
     Reason,
     Subject,
 )
+
+DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
 
 
 def _record(action: Action, code: str | None = None) -> DecisionRecord:
@@ -76,3 +85,56 @@ def test_a_key_holder_rewriting_the_whole_log_is_caught(tmp_path: Path) -> None:
             if record.action is Action.ALLOW:
                 store.append(dataclasses.replace(record))
     assert not verify(tmp_path).ok
+
+
+def _domestique(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, DOMESTIQUE_HOME=str(home), DOMESTIQUE_HOOKD="off")
+    env.pop("DOMESTIQUE_HUB_DATABASE", None)
+    return subprocess.run(
+        [DOMESTIQUE, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_an_old_checkpoint_put_back_is_caught_once_an_enrolled_endpoint_syncs(
+    tmp_path: Path,
+) -> None:
+    """Save ``audit.head.json``, decide more, sync, cut the tail and put the old checkpoint
+    back: ``audit verify`` on the laptop still says intact (its HMAC is genuine), but the hub
+    holds the records that were cut and raises hub.integrity.truncated at the next sync."""
+    hub_home, home = tmp_path / "hub", tmp_path / "laptop"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    hub = subprocess.Popen(
+        [DOMESTIQUE, "hub", "serve", "--port", str(port)],
+        env=dict(os.environ, DOMESTIQUE_HOME=str(hub_home)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port)):
+                break
+            time.sleep(0.1)
+        token = _domestique(hub_home, "hub", "enroll-token").stdout.splitlines()[-1]
+        url = f"http://127.0.0.1:{port}"
+        assert _domestique(home, "enroll", url, "--token", token).returncode == 0
+        for i in range(2):
+            assert _domestique(home, "check", "--", "echo", str(i)).returncode == 0
+        saved = (home / HEAD_NAME).read_bytes()
+        for i in range(3):
+            assert _domestique(home, "check", "--", "echo", "later", str(i)).returncode == 0
+        assert _domestique(home, "sync").returncode == 0
+        with sqlite3.connect(home / DB_NAME) as conn:
+            conn.execute("DROP TRIGGER records_no_delete")
+            conn.execute("DELETE FROM records WHERE seq > 2")
+        conn.close()
+        (home / HEAD_NAME).write_bytes(saved)
+        assert _domestique(home, "audit", "verify").returncode == 0  # locally: still open
+        _domestique(home, "sync")
+        report = json.loads(_domestique(hub_home, "hub", "report", "--json").stdout)
+    finally:
+        hub.terminate()
+        hub.wait(10)
+    assert report["alerts_by_code"] == {"hub.integrity.truncated": 1}
+    assert report["endpoints"][0]["integrity_alerts"] == 1

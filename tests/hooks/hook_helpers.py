@@ -99,30 +99,39 @@ def run_hook(
 
 
 def decision(host: str, r: HookResult, event: str = "tool") -> str:
-    """allow | ask | deny, read exactly the way ``host`` reads a hook's answer."""
+    """allow | ask | deny, read exactly the way ``host`` reads a hook's answer.
+
+    "allow" means *silence*: no decision, so the host's own permission rules still apply. An
+    explicit allow (which would switch the host's own prompt off) reads as "explicit-allow", so
+    every test expecting "allow" also pins that Domestique stayed silent.
+    """
+    if host in ("claude-code", "codex", "gemini", "cursor") and r.code == 2:
+        return "deny"
     if host in ("claude-code", "codex"):
-        if r.code == 2:
-            return "deny"
         assert r.code == 0, r
+        if not r.stdout.strip():
+            return "allow"
         if event == "prompt":
-            return "deny" if r.reply and r.reply.get("decision") == "block" else "allow"
-        if host == "codex":
-            # Codex acts on deny only: "ask"/"allow" are unsupported (the tool call runs).
-            out = r.reply["hookSpecificOutput"] if r.reply else {}
-            return "deny" if out.get("permissionDecision") == "deny" else "allow"
-        return str(r.reply["hookSpecificOutput"]["permissionDecision"])
+            return "deny" if r.reply.get("decision") == "block" else "explicit-allow"
+        said = str(r.reply["hookSpecificOutput"]["permissionDecision"])
+        return said if said in ("deny", "ask") else f"explicit-{said}"
     if host == "gemini":
-        if r.code == 2:
-            return "deny"
-        return "deny" if r.reply.get("decision") in ("deny", "block") else "allow"
+        assert r.code == 0, r
+        if not r.stdout.strip():
+            assert not r.stderr.strip(), r  # Gemini reads stderr when stdout is empty
+            return "allow"
+        return "deny" if r.reply.get("decision") in ("deny", "block") else "explicit-allow"
     if host == "cursor":
-        if r.code == 2:
-            return "deny"
         if event == "prompt":
             return "allow" if r.reply.get("continue", True) else "deny"
-        return str(r.reply["permission"])
+        if r.reply == {}:
+            return "allow"
+        said = str(r.reply["permission"])
+        return said if said in ("deny", "ask") else f"explicit-{said}"
     if host == "copilot":
-        return "deny" if r.reply and r.reply.get("permissionDecision") == "deny" else "allow"
+        if r.reply and r.reply.get("permissionDecision") == "deny":
+            return "deny"
+        return "allow" if r.reply == {} else "explicit-allow"
     if host == "windsurf":
         return "deny" if r.code == 2 else "allow"
     assert host == "cline"

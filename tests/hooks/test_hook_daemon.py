@@ -3,6 +3,7 @@ when the daemon is absent, wedged, garbled or not ours."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -59,22 +60,33 @@ class _FakeDaemon:
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(str(path))
         self.server.listen(8)
+        # Polled accept: close() stops the thread and joins it before any socket is closed, so
+        # no socket is ever closed while another thread uses it (a closed number reused by a
+        # later test's connection would otherwise be closed again when the object is collected).
+        self.server.settimeout(0.05)
         self.reply = reply
         self.conns: list[socket.socket] = []
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
 
     def _serve(self) -> None:
-        while True:
+        while not self.stop.is_set():
             try:
                 conn, _ = self.server.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
             self.conns.append(conn)
             if self.reply is not None:
-                conn.sendall(self.reply)
+                with contextlib.suppress(OSError):
+                    conn.sendall(self.reply)
                 conn.close()
 
     def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
         for c in self.conns:
             c.close()
         self.server.close()

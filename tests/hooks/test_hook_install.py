@@ -159,14 +159,15 @@ def test_project_install_writes_the_repositorys_file(hook_env: dict[str, str], r
 
 
 def test_unparsable_settings_are_never_overwritten(hook_env: dict[str, str], repo: Path) -> None:
-    """A settings file that is not JSON makes install fail (exit 2) and stay untouched."""
+    """A settings file that is not JSON (even with comments allowed) makes install fail (exit 2)
+    and stay untouched."""
     path = Path(hook_env["HOME"]) / USER_FILES["claude-code"]
     path.parent.mkdir(parents=True)
-    path.write_text("{ // comments are not JSON\n}")
+    path.write_text('{ "model": }\n')
     r = _run(hook_env, repo, "install", "claude-code")
     assert r.returncode == 2
     assert "not valid JSON" in r.stderr
-    assert path.read_text() == "{ // comments are not JSON\n}"
+    assert path.read_text() == '{ "model": }\n'
 
 
 def test_uninstall_keeps_changes_made_after_install(hook_env: dict[str, str], repo: Path) -> None:

@@ -47,7 +47,51 @@ def test_prompt_with_a_secret_is_blocked(host: str, hook_env: dict[str, str], re
         return
     assert decision(host, r, "prompt") == "deny", r
     assert "secret.github_token" in text
-    assert "Instead:" in text
+    # What to do, exactly: the prompt was not sent; take the secret out and send it again.
+    assert "Your prompt was not sent" in text
+    assert "environment variable" in text
+    assert "confirm" not in text
+
+
+@pytest.mark.parametrize("host", PROMPT_HOSTS)
+def test_personal_data_typed_in_a_prompt_is_recorded_and_left_to_the_firewall(
+    host: str, hook_env: dict[str, str], repo: Path
+) -> None:
+    """Issue 16.2: a colleague's e-mail in the developer's own prompt is not erased: the prompt
+    passes (silently), and the record names pii.email as left to the firewall to redact."""
+    prompt = "ask jane.doe@acme-corp.com whether the release can go out"
+    r = run_hook(host, prompt_payload(host, prompt, repo), hook_env, repo)
+    assert decision(host, r, "prompt") == "allow", r
+    assert r.stderr == b""
+    rec = _records(Path(hook_env["DOMESTIQUE_HOME"]))[-1]
+    assert rec["action"] == "allow"
+    assert [x["code"] for x in rec["reasons"]] == ["pii.email"]
+    assert rec["object"]["left_to_firewall"] == ["pii.email"]
+
+
+def test_a_prompt_with_personal_data_and_a_secret_is_stopped_for_the_secret(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """The secret still stops the prompt; the message is about the secret."""
+    prompt = f"mail jane.doe@acme-corp.com the token {FAKE_TOKEN}"
+    r = run_hook("claude-code", prompt_payload("claude-code", prompt, repo), hook_env, repo)
+    assert decision("claude-code", r, "prompt") == "deny"
+    assert "secret.github_token" in message(r)
+    assert "Your prompt was not sent" in message(r)
+
+
+@pytest.mark.parametrize("host", [h for h in HOSTS if h != "codex"])  # Codex: no read hook
+def test_no_message_promises_a_confirmation_the_host_cannot_offer(
+    host: str, hook_env: dict[str, str], repo: Path
+) -> None:
+    """A policy "ask" reaches a host without an ask (or an event without one) as a deny, and its
+    message says denied, never "asks you to confirm"."""
+    path = str(Path(hook_env["HOME"]) / ".aws" / "credentials")
+    r = run_hook(host, file_payload(host, path, repo, write=False), hook_env, repo)
+    if decision(host, r) == "ask":
+        assert "asks you to confirm" in message(r)
+    else:
+        assert "confirm" not in message(r)
 
 
 @pytest.mark.parametrize("host", PROMPT_HOSTS)
@@ -278,3 +322,21 @@ def test_messages_cite_codes_and_say_what_to_do_instead() -> None:
     assert "[cmd.pipe_to_shell, secret.github_token]" in text
     assert "Instead: download the script" in text
     assert "Instead" not in compose_message(Action.ALLOW, [], "command")
+
+
+@pytest.mark.parametrize("name", [".env", ".env.local", "prod.env", ".env.example"])
+@pytest.mark.parametrize("host", ["claude-code", "gemini"])
+def test_an_env_file_gets_one_decision_whichever_tool_reads_it(
+    host: str, name: str, hook_env: dict[str, str], repo: Path
+) -> None:
+    """Issue 16.3: `cat .env` through the shell and the host's Read tool decide alike (one
+    catalogue, domestique.sensitive_paths); an example file is free to read both ways."""
+    path = repo / name
+    path.write_text("LOG_LEVEL=debug\n")
+    by_shell = run_hook(host, shell_payload(host, f"cat {name}", repo), hook_env, repo)
+    by_read = run_hook(host, file_payload(host, str(path), repo, write=False), hook_env, repo)
+    assert decision(host, by_shell) == decision(host, by_read)
+    expected = (
+        "allow" if name.endswith(".example") else ("ask" if host == "claude-code" else "deny")
+    )
+    assert decision(host, by_read) == expected

@@ -229,8 +229,14 @@ def chat_body(text: str, args_json: str) -> dict[str, Any]:
 
 
 def responses_stream(
-    text: str, args_json: str, *, one_char: bool = True, rid: str = "resp_1"
+    text: str,
+    args_json: str,
+    *,
+    one_char: bool = True,
+    rid: str = "resp_1",
+    tools: list[Any] | None = None,
 ) -> bytes:
+    """A Responses SSE stream; like the real API, the response objects echo the ``tools``."""
     seq = iter(range(10_000))
     out: list[str] = []
 
@@ -239,7 +245,13 @@ def responses_stream(
 
     ev(
         "response.created",
-        response={"id": rid, "object": "response", "status": "in_progress", "output": []},
+        response={
+            "id": rid,
+            "object": "response",
+            "status": "in_progress",
+            "output": [],
+            "tools": tools or [],
+        },
     )
     ev(
         "response.output_item.added",
@@ -269,6 +281,7 @@ def responses_stream(
             "id": rid,
             "object": "response",
             "status": "completed",
+            "tools": tools or [],
             "output": [
                 {
                     "id": "msg_1",
@@ -302,11 +315,14 @@ def responses_collect(raw: bytes) -> tuple[str, str]:
     return text, args
 
 
-def responses_body(text: str, args_json: str, rid: str = "resp_1") -> dict[str, Any]:
+def responses_body(
+    text: str, args_json: str, rid: str = "resp_1", tools: list[Any] | None = None
+) -> dict[str, Any]:
     return {
         "id": rid,
         "object": "response",
         "status": "completed",
+        "tools": tools or [],
         "output": [
             {
                 "id": "msg_1",

@@ -574,7 +574,7 @@ def test_oversized_body_is_refused(tmp_path: Path, client: httpx.Client) -> None
 def test_customer_record_policy_block_is_explained(
     firewall: tuple[str, Upstream, Path], client: httpx.Client
 ) -> None:
-    """A secret inside a signed thinking block blocks with its own code, in Anthropic's shape."""
+    """A secret in a thinking block's signature blocks with its own code, in Anthropic's shape."""
     url, up, _ = firewall
     up.received.clear()
     body = {
@@ -582,9 +582,7 @@ def test_customer_record_policy_block_is_explained(
         "messages": [
             {
                 "role": "assistant",
-                "content": [
-                    {"type": "thinking", "thinking": f"the key is {C}", "signature": "sig"}
-                ],
+                "content": [{"type": "thinking", "thinking": "hmm", "signature": f"s {C}"}],
             }
         ],
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -11,6 +12,9 @@ from domestique.proxy.body import BodyError
 from domestique.proxy.fields import FieldKind, apply_replacements, extract_fields
 
 S = "SECRET"
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01").decode()
+PDF = base64.b64encode(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<</Filter/FlateDecode>>\n").decode()
+WAV = base64.b64encode(b"RIFF\x24\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00").decode()
 
 
 def _kinds(body: dict[str, Any]) -> dict[str, tuple[str, FieldKind]]:
@@ -93,7 +97,8 @@ def test_anthropic_positions_are_all_text_fields() -> None:
 
 
 def test_thinking_is_signed_and_its_signature_opaque() -> None:
-    """Thinking text is scanned but marked signed; signature and redacted data are not read."""
+    """Thinking text, the signature and redacted data are scanned but marked signed (never
+    modified): ciphertext that matches a detector is not ciphertext."""
     body = {
         "messages": [
             {
@@ -107,14 +112,15 @@ def test_thinking_is_signed_and_its_signature_opaque() -> None:
     }
     ex = extract_fields(body)
     kinds = {f.path: f.kind for f in ex.fields}
-    assert kinds["messages[0].content[0].thinking"] is FieldKind.SIGNED
-    assert "messages[0].content[0].signature" not in kinds
-    assert "messages[0].content[1].data" not in kinds
+    assert kinds["messages[0].content[0].thinking"] is FieldKind.MODEL
+    assert kinds["messages[0].content[0].signature"] is FieldKind.SIGNED
+    assert kinds["messages[0].content[1].data"] is FieldKind.SIGNED
     assert ex.opaque == 2
 
 
 def test_binary_parts_are_reported_not_scanned() -> None:
-    """Base64 images, PDFs, audio, files and data: URLs are binary fields."""
+    """Base64 images, PDFs, audio and files whose bytes are not text are binary fields;
+    a data: URL in a text position is text (the model reads it), its binary payload aside."""
     body = {
         "messages": [
             {
@@ -122,21 +128,21 @@ def test_binary_parts_are_reported_not_scanned() -> None:
                 "content": [
                     {
                         "type": "image",
-                        "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"},
+                        "source": {"type": "base64", "media_type": "image/png", "data": PNG},
                     },
                     {
                         "type": "document",
                         "source": {
                             "type": "base64",
                             "media_type": "application/pdf",
-                            "data": "JVBER",
+                            "data": PDF,
                         },
                     },
-                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}},
-                    {"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                    {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}},
                     {
                         "type": "file",
-                        "file": {"file_data": "data:application/pdf;base64,JVBER", "filename": S},
+                        "file": {"file_data": f"data:application/pdf;base64,{PDF}", "filename": S},
                     },
                     {
                         "type": "image_url",
@@ -151,10 +157,10 @@ def test_binary_parts_are_reported_not_scanned() -> None:
     assert binary == {
         "messages[0].content[0].source.data",
         "messages[0].content[1].source.data",
-        "messages[0].content[2].image_url.url",
         "messages[0].content[3].input_audio.data",
         "messages[0].content[4].file.file_data",
     }
+    assert kinds["messages[0].content[2].image_url.url"][1] is FieldKind.TEXT
     # A file name and a plain URL are text, scanned.
     assert _paths_with_secret(body) == {
         "messages[0].content[4].file.filename",
@@ -239,8 +245,8 @@ def test_responses_items_including_local_shell_env() -> None:
         "input[5].output",
         "input[7].whatever.deep",
     }
-    assert kinds["input[6].summary[0].text"][1] is FieldKind.SIGNED
-    assert "input[6].encrypted_content" not in kinds
+    assert kinds["input[6].summary[0].text"][1] is FieldKind.MODEL
+    assert kinds["input[6].encrypted_content"][1] is FieldKind.SIGNED  # scanned, kept
 
 
 def test_gemini_parts_function_args_and_responses() -> None:
@@ -250,7 +256,7 @@ def test_gemini_parts_function_args_and_responses() -> None:
         "contents": [
             {
                 "role": "user",
-                "parts": [{"text": S}, {"inlineData": {"mimeType": "image/png", "data": "iVBOR"}}],
+                "parts": [{"text": S}, {"inlineData": {"mimeType": "image/png", "data": PNG}}],
             },
             {
                 "role": "model",
@@ -274,7 +280,7 @@ def test_gemini_parts_function_args_and_responses() -> None:
         "tools[0].functionDeclarations[0].description",
     }
     assert kinds["contents[0].parts[1].inlineData.data"][1] is FieldKind.BINARY
-    assert "contents[1].parts[0].thoughtSignature" not in kinds
+    assert kinds["contents[1].parts[0].thoughtSignature"][1] is FieldKind.SIGNED
 
 
 def test_unusual_object_keys_are_fields_too() -> None:
@@ -311,15 +317,18 @@ def test_apply_replacements_writes_values_keys_and_json_arguments() -> None:
 
 
 def test_signed_fields_cannot_be_rewritten() -> None:
-    """apply_replacements refuses to touch a signed field."""
-    ex = extract_fields({"content": [{"type": "thinking", "thinking": S, "signature": "x"}]})
-    index = next(i for i, f in enumerate(ex.fields) if f.kind is FieldKind.SIGNED)
-    with pytest.raises(ValueError, match="only text"):
-        apply_replacements(ex, {index: "x"})
+    """apply_replacements refuses to touch a signed field or the model's own output."""
+    block = {"type": "thinking", "thinking": S, "signature": "x"}
+    ex = extract_fields({"messages": [{"role": "assistant", "content": [block]}]})
+    for kind in (FieldKind.SIGNED, FieldKind.MODEL):
+        index = next(i for i, f in enumerate(ex.fields) if f.kind is kind)
+        with pytest.raises(ValueError, match="only text"):
+            apply_replacements(ex, {index: "x"})
 
 
 def test_base64_text_parts_are_decoded_and_re_encoded() -> None:
-    """A base64 part of a text type is scanned as its text; a redaction goes back encoded."""
+    """A base64 part holding text is scanned as its text whatever its label; a redaction goes
+    back encoded; bytes that are not text stay binary."""
     import base64
 
     data = base64.b64encode(f"token {S}".encode()).decode()
@@ -327,16 +336,14 @@ def test_base64_text_parts_are_decoded_and_re_encoded() -> None:
         "a": {"type": "file", "file": {"file_data": f"data:text/plain;base64,{data}"}},
         "b": {"inlineData": {"mimeType": "application/json", "data": data}},
         "c": {"inlineData": {"mimeType": "application/octet-stream", "data": data}},
-        "d": {
-            "inlineData": {"mimeType": "text/plain", "data": base64.b64encode(b"\xff\xfe").decode()}
-        },
+        "d": {"inlineData": {"mimeType": "text/plain", "data": PNG}},
     }
     ex = extract_fields(body)
     kinds = {f.path: (f.text, f.kind) for f in ex.fields}
     assert kinds["a.file.file_data<base64>"] == (f"token {S}", FieldKind.TEXT)
     assert kinds["b.inlineData.data<base64>"] == (f"token {S}", FieldKind.TEXT)
-    assert kinds["c.inlineData.data"][1] is FieldKind.BINARY
-    assert kinds["d.inlineData.data"][1] is FieldKind.BINARY  # not UTF-8: stays binary
+    assert kinds["c.inlineData.data<base64>"] == (f"token {S}", FieldKind.TEXT)  # by content
+    assert kinds["d.inlineData.data"][1] is FieldKind.BINARY  # an image labelled text
     new = {i: f.text.replace(S, "[X]") for i, f in enumerate(ex.fields) if S in f.text}
     apply_replacements(ex, new)
     assert (
@@ -344,3 +351,34 @@ def test_base64_text_parts_are_decoded_and_re_encoded() -> None:
         == "data:text/plain;base64," + base64.b64encode(b"token [X]").decode()
     )
     assert base64.b64decode(body["b"]["inlineData"]["data"]) == b"token [X]"
+
+
+def test_a_data_url_prefix_and_payload_are_rewritten_together() -> None:
+    """A data URL in text whose payload is text: its prefix and decoded payload are separate
+    fields; redacting both writes one string (new prefix, payload re-encoded)."""
+    payload = base64.b64encode(f"token {S}".encode()).decode()
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": f"data:{S};base64,{payload}"}]}
+    ex = extract_fields(body)
+    kinds = {f.path: f.text for f in ex.fields}
+    assert kinds["messages[0].content<prefix>"] == f"data:{S};base64,"
+    assert kinds["messages[0].content<base64>"] == f"token {S}"
+    new = {i: f.text.replace(S, "[X]") for i, f in enumerate(ex.fields) if S in f.text}
+    assert len(new) == 2
+    apply_replacements(ex, new)
+    head, _, data = body["messages"][0]["content"].partition(",")
+    assert head == "data:[X];base64"
+    assert base64.b64decode(data) == b"token [X]"
+
+
+def test_payload_verdicts_never_skip_a_text_payload() -> None:
+    """The per-process memory of payloads found not to be text only ever answers "not text"
+    for the very same string; a text payload is decoded every time."""
+    from domestique.proxy.payloads import read_payload
+
+    text = base64.b64encode(("line of text\n" * 1000).encode()).decode()
+    noise = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40).decode()
+    for _ in range(2):
+        found = read_payload(text)
+        assert found is not None
+        assert found[0].startswith("line of text")
+        assert read_payload(noise) is None

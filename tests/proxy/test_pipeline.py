@@ -127,8 +127,27 @@ def test_allow_and_record_leaves_the_text_but_reports_it() -> None:
     assert [r.code for r in ins.reasons] == ["secret.canary"]
 
 
-def test_secret_in_signed_thinking_blocks_and_is_not_modified() -> None:
-    """A finding inside a thinking block cannot be redacted: proxy.secret_in_signed_part."""
+def test_secret_in_a_signature_blocks_and_is_not_modified() -> None:
+    """A finding inside a thinking block's signature cannot be redacted, and ciphertext that
+    matches a detector is not ciphertext: proxy.secret_in_signed_part."""
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "t", "signature": CANARY}],
+            }
+        ],
+    }
+    ins = _inspect(body)
+    assert ins.blocked
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+
+
+@pytest.mark.parametrize("action", [Action.ALLOW, Action.BLOCK])
+def test_finding_in_the_models_own_thinking_follows_its_policy(action: Action) -> None:
+    """The model's replayed thinking is never modified; a finding there is recorded as
+    proxy.secret_in_model_output, which passes by default and can be made to block."""
     body = {
         "model": "m",
         "messages": [
@@ -138,9 +157,12 @@ def test_secret_in_signed_thinking_blocks_and_is_not_modified() -> None:
             }
         ],
     }
-    ins = _inspect(body)
-    assert ins.blocked
-    assert [r.code for r in ins.reasons] == ["proxy.secret_in_signed_part"]
+    table = {"proxy.secret_in_model_output": action, **TablePolicy().table}
+    ins = _inspect(body, policy=TablePolicy(table))
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_model_output"]
+    assert ins.blocked is (action is Action.BLOCK)
+    if ins.body is not None:
+        assert json.loads(ins.body) == body
 
 
 def test_binary_part_is_recorded_and_follows_policy() -> None:
@@ -215,26 +237,46 @@ def test_detector_error_spanning_everything_blocks() -> None:
 
 
 def test_one_scan_per_request() -> None:
-    """All fields are scanned in a single pass over their joined text."""
+    """All fields are scanned in a single pass over their joined text, and the seams between
+    conversation texts in one more (a body with one text has no seam)."""
     scanner = CanaryScanner()
     _inspect(
         {"model": "m", "system": "a", "messages": [{"role": "user", "content": "b"}]},
         scanner=scanner,
     )
+    assert scanner.calls == 2
+    scanner = CanaryScanner()
+    _inspect(_anthropic("just one text"), scanner=scanner)
     assert scanner.calls == 1
 
 
-def test_findings_never_cross_field_boundaries() -> None:
-    """A finding spanning two fields is clipped to each; both parts are redacted."""
+def test_a_finding_split_across_messages_is_redacted_in_both_parts() -> None:
+    """A secret split over adjacent messages (roles and keys between them left out) is found
+    by the seam scan; each part is redacted where it lies."""
     body = {
         "model": "m",
         "messages": [
-            {"role": "user", "content": CANARY[:12]},
-            {"role": "user", "content": CANARY[12:]},
+            {"role": "user", "content": "text before " + CANARY[:12]},
+            {"role": "user", "content": [{"type": "text", "text": CANARY[12:] + " after"}]},
         ],
     }
     ins = _inspect(body)
-    assert ins.action is Action.ALLOW  # the separator stops the canary regex: an open escape
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    sent = json.loads(ins.body)["messages"]
+    assert sent[0]["content"].startswith("text before [REDACTED:canary:")
+    assert sent[1]["content"][0]["text"].startswith("[REDACTED:canary:")
+    assert sent[1]["content"][0]["text"].endswith(" after")
+    assert "".join(ins.mapping.values()) == CANARY
+
+
+def test_a_finding_around_a_placeholder_shaped_string_is_redacted() -> None:
+    """``first half[REDACTED:x:12345678]second half``: the model can drop the insert."""
+    ins = _inspect(_anthropic(f"key {CANARY[:9]}[REDACTED:x:12345678]{CANARY[9:]} ok"))
+    assert ins.action is Action.REDACT
+    assert ins.body is not None
+    assert CANARY[:9].encode() not in ins.body
+    assert CANARY[9:].encode() not in ins.body
 
 
 def test_placeholder_hash_is_not_found_again() -> None:
@@ -366,7 +408,8 @@ def test_scan_cache_skips_text_scanned_before_with_the_same_result() -> None:
         json.loads(second.body or b"{}")["messages"][0]
         == json.loads(first.body or b"{}")["messages"][0]
     )
-    assert (cache.hits, len(cache)) == (1, 1)
+    # Cached: the long text, and the seam window around it and the new message.
+    assert (cache.hits, len(cache)) == (1, 2)
 
 
 def test_scan_cache_never_keeps_engine_errors_and_stays_bounded() -> None:
@@ -387,7 +430,7 @@ def test_scan_cache_answers_only_for_the_scanner_that_filled_it() -> None:
     """New detector data (a new scanner) empties the cache: text cached clean is scanned again."""
     from domestique.proxy.pipeline import ScanCache
 
-    cache = ScanCache(min_chars=10)
+    cache = ScanCache(min_chars=20)  # the text only, not the keys
     text = "the deploy password is hunter2-hunter2 " * 3
 
     class KnowsValue(CanaryScanner):  # like a scanner rebuilt after ``records add``
@@ -503,8 +546,9 @@ def test_secret_inside_an_infra_identifier_is_redacted() -> None:
     assert "infra.aws_arn" not in [r.code for r in ins.reasons]
 
 
-def test_secret_inside_an_infra_identifier_in_signed_thinking_blocks() -> None:
-    """Only allowed codes skip the signed-part block; a key inside an ARN there still blocks."""
+def test_secret_inside_an_infra_identifier_in_signed_thinking_is_recorded() -> None:
+    """Only allowed codes pass as themselves inside the model's thinking; a key inside an ARN
+    there is recorded as proxy.secret_in_model_output (passed unmodified by default)."""
     body = {
         "model": "m",
         "max_tokens": 10,
@@ -519,5 +563,7 @@ def test_secret_inside_an_infra_identifier_in_signed_thinking_blocks() -> None:
         ],
     }
     ins = _real(body)
-    assert ins.action is Action.BLOCK
-    assert "proxy.secret_in_signed_part" in [r.code for r in ins.reasons]
+    assert ins.action is Action.ALLOW
+    assert "proxy.secret_in_model_output" in [r.code for r in ins.reasons]
+    assert ins.body is not None
+    assert json.loads(ins.body)["messages"][0] == body["messages"][0]

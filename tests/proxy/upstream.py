@@ -75,6 +75,17 @@ def _answer(up: Upstream, path: str, body: bytes) -> tuple[bytes, str]:
         return json.dumps({"object": "list", "data": [], "text": text}).encode(), "application/json"
     if stream and kind == "gemini" and up.gemini_array:
         return providers.gemini_array(text, args, one_char=up.one_char), "application/json"
+    if kind == "responses":  # the Response object echoes the request's tools
+        tools = req.get("tools") if isinstance(req, dict) else None
+        tools = tools if isinstance(tools, list) else None
+        if stream:
+            return (
+                providers.responses_stream(text, args, one_char=up.one_char, tools=tools),
+                "text/event-stream",
+            )
+        return json.dumps(providers.responses_body(text, args, tools=tools)).encode(), (
+            "application/json"
+        )
     if stream:
         make = providers.STREAMS[kind][0]
         return make(text, args, one_char=up.one_char), "text/event-stream"

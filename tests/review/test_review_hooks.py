@@ -253,12 +253,13 @@ def test_codex_gets_deny_for_ask_and_silence_for_allow(
 ) -> None:
     """Codex treats ``permissionDecision: "ask"`` (and "allow") as unsupported, marks the hook
     failed and runs the call (openai/codex #28437): an ask (here a tool the adapter does not
-    know, ``hook.unknown_tool``) must reach Codex as a deny with exit 2, an allow as silence."""
+    know, ``hook.unknown_tool``) must reach Codex as a deny (the structured one, exit 0: Codex
+    blocks on it and shows it as the hook's decision), an allow as silence."""
     base = {"session_id": "s", "cwd": str(repo), "hook_event_name": "PreToolUse"}
     asked = run_hook(
         "codex", {**base, "tool_name": "web_search", "tool_input": {"q": "x"}}, hook_env, repo
     )
-    assert asked.code == 2
+    assert asked.code == 0
     assert asked.reply["hookSpecificOutput"]["permissionDecision"] == "deny"
     assert "hook.unknown_tool" in message(asked)
     allowed = run_hook(

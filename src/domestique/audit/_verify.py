@@ -20,7 +20,8 @@ be put back after the records written since are cut off (its HMAC is genuine). A
 damaged checkpoint, by contrast, stays reported: appends never re-create it under a non-empty
 log. Anchoring the head hash elsewhere
 (export to a SIEM, ``audit verify --json`` in a remote job) is what makes a full rewrite
-detectable.
+detectable; an endpoint enrolled with a fleet hub does this at every sync (the hub holds the
+records and checks the chain and head: ``domestique.hub.store``).
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ def verify(home: Path | None = None) -> VerifyResult:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30.0)
     except sqlite3.Error as exc:
         raise AuditStoreError(f"cannot open audit store {path}: {exc}") from None
+    # A byte of a text column damaged into invalid UTF-8 is tampering to report (its hash or
+    # columns then fail to match), not a decoding exception out of the verifier.
+    conn.text_factory = _text_or_bytes
     try:
         # The checkpoint first, then the snapshot: appends commit before they advance the
         # checkpoint, so a snapshot taken after reading it always reaches its sequence number.
@@ -107,8 +111,18 @@ def verify(home: Path | None = None) -> VerifyResult:
         return _verify(conn, home, ckpt)
     except sqlite3.Error as exc:
         raise AuditStoreError(f"cannot read audit store {path}: {exc}") from None
+    except UnicodeDecodeError:
+        # SQLite's own error message quotes damaged schema bytes, which Python cannot decode.
+        raise AuditStoreError(f"cannot read audit store {path}: the file is damaged") from None
     finally:
         conn.close()
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
 def _read_checkpoint(home: Path) -> Checkpoint | str:

@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "domestique.cli.allow",
         "turn a false positive into an allow rule: --once, --repo or --user",
     ),
+    "hub": ("domestique.cli.hub", "run and administer the fleet hub (the hub extra)"),
+    "enroll": ("domestique.cli.enroll", "register this endpoint with the fleet hub"),
+    "sync": ("domestique.cli.sync", "upload decision records, fetch the signed policy bundle"),
+    "bundle": ("domestique.cli.bundle", "sign policy bundles with an offline key"),
 }
 
 

@@ -4,6 +4,9 @@ domestique policy check [FILE]     exit 0: valid · 1: errors (file:line:col on 
 domestique policy show [--json]    the effective policy, its layers and sha256
 domestique policy init [--project] [FILE]
                                    write a commented starter file (never over an existing one)
+domestique policy whatif FILE [--since 30d] [--layer user|system|file] [--json]
+                                   re-decide recorded decisions with FILE as a candidate layer;
+                                   exit 0: nothing changes · 1: decisions change · 2: error
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from domestique.policy import PROJECT_POLICY, EffectivePolicy, load_policy
 from domestique.policy._model import MATCH_FIELDS
@@ -52,6 +56,29 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--project", action="store_true", help="a project policy (tighten only) for this repo"
     )
+    whatif = sub.add_parser(
+        "whatif",
+        help="what a candidate policy would have decided on the recorded decisions",
+        description="Re-decide every recorded decision in the window with FILE as a candidate "
+        "policy layer (default: in place of your user policy) and print how many decisions "
+        "change, in which direction, by reason code and by rule, with example records (masked "
+        "evidence). Records that cannot be re-decided from what was stored are counted as "
+        "such. Reads only: the audit log and the policy files are not changed. Exit 0: nothing "
+        "changes, 1: decisions change, 2: error (an invalid FILE names file:line:col).",
+    )
+    whatif.add_argument("file", type=Path, metavar="FILE", help="the candidate policy file")
+    whatif.add_argument(
+        "--since", default="30d", help="window: 7d, 24h, 2026-11-01 or all (default 30d)"
+    )
+    whatif.add_argument(
+        "--layer",
+        choices=("user", "system", "file"),
+        default="user",
+        help="the layer FILE would occupy: user (default; in place of "
+        "$DOMESTIQUE_HOME/policy.toml), system (in place of /etc/domestique/policy.toml) or "
+        "file (an extra --policy layer over both)",
+    )
+    whatif.add_argument("--json", action="store_true", help="print one JSON object")
     for p in (check, show):
         p.add_argument(
             "--project-dir",
@@ -211,8 +238,121 @@ def _init(file: Path | None, *, project: bool) -> int:
     return 0
 
 
+def _open_readonly(home: Path) -> Any:
+    """The audit store opened read-only (nothing is created or written; WAL readers only)."""
+    import sqlite3
+
+    from domestique.audit import DB_NAME, AuditStore, AuditStoreError
+
+    path = home / DB_NAME
+    if not path.is_file():
+        raise AuditStoreError(f"no audit store at {path}")
+    try:
+        conn = sqlite3.connect(
+            f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
+        conn.execute("SELECT 1 FROM records LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise AuditStoreError(f"cannot read audit store {path}: {exc}") from None
+    return AuditStore(home, conn)
+
+
+def _whatif(args: argparse.Namespace) -> int:
+    from domestique.audit import AuditStoreError
+    from domestique.audit.report import parse_since
+    from domestique.keys import domestique_home
+    from domestique.policy import SYSTEM_POLICY
+    from domestique.policy._whatif import WhatIf, candidate_errors, whatif_policies
+    from domestique.reason_codes import registry
+
+    prog = "domestique policy whatif"
+    try:
+        since = None if args.since == "all" else parse_since(args.since)
+    except ValueError as exc:
+        sys.stderr.write(f"{prog}: {exc}\n")
+        return 2
+    home = domestique_home()
+    baseline, candidate = whatif_policies(
+        args.file, layer=args.layer, home=home, system_file=SYSTEM_POLICY
+    )
+    if not candidate.valid:
+        for error in candidate_errors(candidate, args.file):
+            sys.stderr.write(f"{error}\n")
+        sys.stderr.write(f"{prog}: the candidate policy is invalid; nothing was re-decided\n")
+        return 2
+    if not baseline.valid:
+        sys.stderr.write(f"{prog}: the policy in force now is invalid: {baseline.errors[0]}\n")
+        return 2
+    whatif = WhatIf(baseline, candidate, frozenset(registry()))
+    try:
+        with _open_readonly(home) as store:
+            for row in store.rows(since=since):
+                try:
+                    data = row.data()
+                except ValueError:
+                    data = {"id": row.id}
+                whatif.add(data)
+    except (AuditStoreError, OSError) as exc:
+        sys.stderr.write(f"{prog}: {exc}\n")
+        return 2
+    report = whatif.to_json()
+    report["candidate"] = {
+        "file": os.path.abspath(args.file),
+        "layer": args.layer,
+        "sha256": candidate.ref.sha256,
+        "mode": candidate.settings.mode,
+    }
+    report["baseline"] = {"sha256": baseline.ref.sha256, "mode": baseline.settings.mode}
+    report["since"] = since
+    if args.json:
+        sys.stdout.write(json.dumps(report, indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(_whatif_text(report))
+    return 1 if report["changed"] else 0
+
+
+def _whatif_text(r: dict[str, Any]) -> str:
+    c = r["candidate"]
+    lines = [
+        f"candidate {c['file']} as the {c['layer']} layer (sha256 {c['sha256'][:16]}…)",
+        f"records {'since ' + r['since'] if r['since'] else '(all)'}: {r['records']}; "
+        f"re-decided {r['redecided']}: {r['changed']} change, {r['unchanged']} unchanged; "
+        f"not re-decidable {r['not_redecidable']['count']}",
+    ]
+    if c["mode"] != r["baseline"]["mode"]:
+        lines.append(f"note: the candidate sets mode = {c['mode']} (now: {r['baseline']['mode']})")
+
+    def examples(group: dict[str, Any]) -> list[str]:
+        out = []
+        for e in group["examples"]:
+            ev = ", ".join(f"{x['code']} {x['where']} {x['preview']!r}" for x in e["evidence"])
+            out.append(f"      {e['id']} {e['time']} {e['component']}" + (f": {ev}" if ev else ""))
+        return out
+
+    if r["changes"]:
+        lines.append("changes:")
+        for g in r["changes"]:
+            lines.append(f"  {g['from']} -> {g['to']}: {g['count']}")
+            lines += examples(g)
+        lines.append("by reason code:")
+        for g in r["by_code"]:
+            lines.append(f"  {g['code']}: {g['from']} -> {g['to']}: {g['count']}")
+        lines.append("by rule (the candidate rule that decides now):")
+        for g in r["by_rule"]:
+            where = f" ({g['source']})" if g["source"] else ""
+            lines.append(f"  {g['rule']}{where}: {g['from']} -> {g['to']}: {g['count']}")
+            lines += examples(g)
+    if r["not_redecidable"]["reasons"]:
+        lines.append("not re-decidable (from what the records hold):")
+        for n in r["not_redecidable"]["reasons"]:
+            lines.append(f"  {n['count']}: {n['reason']}  e.g. {', '.join(n['examples'])}")
+    return "\n".join(lines) + "\n"
+
+
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "whatif":
+        return _whatif(args)
     if args.command == "init":
         return _init(args.file, project=args.project)
     if args.command == "check":

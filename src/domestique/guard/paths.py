@@ -11,6 +11,8 @@ import posixpath
 import re
 from enum import Enum
 
+from domestique.sensitive_paths import ENV_FILE
+
 
 class Place(Enum):
     ROOT = "root"  # /, /*, a system top-level folder, ~, ~/*
@@ -182,6 +184,9 @@ def _classify(text: str, cwd: str | None, env: _EnvReads) -> Place:
 # Files that hold credentials: reading them is a credential access, sending them is exfiltration.
 CREDENTIAL_FILES = re.compile(
     r"(?:^|/)(?:"
+    # .env files: one entry shared with the hooks' Read-tool check (domestique.sensitive_paths)
+    + ENV_FILE
+    + r"|"
     r"\.ssh/(?:id_[a-z0-9_]+|identity)(?<!\.pub)$|\.ssh/[^/]*(?:key|\.pem)$|"
     # a glob over a credential folder reads what it holds (~/.ssh/*, ~/.aws/c*), not public keys
     r"\.ssh/[^/]*[*?\[][^/]*(?<!\.pub)$|\.aws/[^/]*[*?\[][^/]*$|"

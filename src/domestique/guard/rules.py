@@ -2300,7 +2300,7 @@ _CRED_HINTS = (
     "ssh", "aws", "gcloud", "azure", "kube", "docker", "netrc", "credential", "npmrc", "pypirc",
     "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
     "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
-    "serviceaccount", ".oci", "id_", ".pem", ".key", "environ", "key3.db", "key4.db",
+    "serviceaccount", ".oci", "id_", ".pem", ".key", ".env", "environ", "key3.db", "key4.db",
     "signons", "web data", "local state",
 )  # fmt: skip
 

@@ -178,6 +178,9 @@ class HookDaemon:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
         self.warm()
+        from domestique.hub.background import start_background_sync
+
+        start_background_sync(self.home)  # enrolled endpoints only; a child process, never raises
         signal.signal(signal.SIGTERM, _exit_on_signal)  # so `finally` removes the socket
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)

@@ -12,21 +12,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from domestique.hooks import settings_doc
 from domestique.hooks.entry import HOSTS
 from domestique.hooks.install import (
     CLINE_EVENTS,
     CLINE_MARK,
+    CODEX_FEATURES_OFF,
     MARK,
     SETTINGS,
     TIMEOUT_S,
+    codex_home,
+    codex_trust_entries,
     project_root,
 )
 
@@ -135,11 +141,13 @@ class HostReport:
     fail_closed: bool = False
     fail_closed_note: str = ""
     answering: bool = False
+    runs: bool = False  # the host's own settings let it run the hook (trusted, not disabled)
     problems: list[str] = field(default_factory=list)
+    traffic: list[str] = field(default_factory=list)  # ways model traffic avoids the firewall
 
     @property
     def ok(self) -> bool:
-        return not self.found or (self.installed and self.answering)
+        return not self.found or (self.installed and self.answering and self.runs)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -150,7 +158,9 @@ class HostReport:
             "fail_closed": self.fail_closed,
             "fail_closed_note": self.fail_closed_note,
             "answering": self.answering,
+            "runs": self.runs,
             "problems": self.problems,
+            "traffic": self.traffic,
             "ok": self.ok,
         }
 
@@ -173,10 +183,7 @@ def _installed_commands(host: str, path: Path) -> tuple[list[str], bool]:
             if CLINE_MARK in text and "\nexec " in text:
                 commands.append(text.split("\nexec ", 1)[1].rstrip("\n"))
         return commands, True
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return [], False
+    doc = _read(path)
     switches: list[bool] = []
 
     def visit(value: object) -> None:
@@ -236,6 +243,217 @@ def probe(host: str, command: str) -> list[str]:
     return problems
 
 
+def _read(path: Path, kind: str = "json") -> Any:
+    """A settings file's value ({} when absent or unreadable: the caller reports what is
+    missing, not a traceback)."""
+    try:
+        return settings_doc.load(kind, path.read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, settings_doc.SettingsError):
+        return {}
+
+
+CLAUDE_MANAGED = (
+    Path("/etc/claude-code/managed-settings.json"),
+    Path("/Library/Application Support/ClaudeCode/managed-settings.json"),
+)
+
+
+def _claude_blockers(home: Path, project: Path | None) -> list[str]:
+    """Settings with which Claude Code runs no hook of ours at all."""
+    files = [home / ".claude" / "settings.json"]
+    if project is not None:
+        files += [
+            project / ".claude" / "settings.json",
+            project / ".claude" / "settings.local.json",
+        ]
+    problems = []
+    for path in [*files, *CLAUDE_MANAGED]:
+        doc = _read(path)
+        if doc.get("disableAllHooks") is True:
+            problems.append(f"Claude Code runs no hook: disableAllHooks is true in {path}")
+        if path in CLAUDE_MANAGED and doc.get("allowManagedHooksOnly") is True:
+            problems.append(
+                f"Claude Code runs only managed hooks (allowManagedHooksOnly in {path}): "
+                "put the Domestique hook in the managed settings"
+            )
+    return problems
+
+
+def _gemini_blockers(paths: list[Path]) -> list[str]:
+    problems = []
+    for path in paths:
+        doc = _read(path)
+        config = doc.get("hooksConfig") if isinstance(doc.get("hooksConfig"), dict) else {}
+        if config.get("enabled") is False:
+            problems.append(f"Gemini CLI runs no hook: hooksConfig.enabled is false in {path}")
+        disabled = config.get("disabled")
+        if isinstance(disabled, list) and any(
+            isinstance(d, str) and (d == "domestique" or MARK in d) for d in disabled
+        ):
+            problems.append(f"Gemini CLI skips the hook: it is in hooksConfig.disabled in {path}")
+        tools = doc.get("tools") if isinstance(doc.get("tools"), dict) else {}
+        if tools.get("enableHooks") is False:
+            problems.append(f"Gemini CLI runs no hook: tools.enableHooks is false in {path}")
+    return problems
+
+
+def _codex_blockers(hook_files: list[Path]) -> list[str]:
+    """Codex runs a hook only when the feature is on and the handler is trusted in the user's
+    config.toml under the hash of its current definition (a changed command is untrusted)."""
+    config_path = codex_home() / "config.toml"
+    config = _read(config_path, "toml")
+    problems = []
+    if settings_doc.get(config, ("features", "hooks")) is False:
+        problems.append(f"Codex runs no hook: features.hooks is false in {config_path}")
+    found = settings_doc.get(config, ("hooks", "state"))
+    state: dict[str, Any] = found if isinstance(found, dict) else {}
+    for path in hook_files:
+        for key, digest in codex_trust_entries(path, _read(path)).items():
+            value = state.get(key)
+            entry: dict[str, Any] = value if isinstance(value, dict) else {}
+            if entry.get("enabled") is False:
+                problems.append(f"Codex skips the hook: it is disabled in {config_path} ({key})")
+            elif entry.get("trusted_hash") != digest:
+                problems.append(
+                    f"Codex will not run the hook: {key} is not trusted in {config_path} "
+                    "(Codex skips untrusted hooks silently); run `domestique install codex`"
+                )
+    listed = codex_hooks_list()
+    if listed is not None:
+        ours = [h for h in listed if isinstance(h, dict) and MARK in str(h.get("command", ""))]
+        if not ours and hook_files:
+            problems.append("Codex does not list the Domestique hook (codex app-server hooks/list)")
+        for h in ours:
+            if not h.get("enabled") or h.get("trustStatus") not in ("trusted", "managed"):
+                problems.append(
+                    f"Codex reports the hook {h.get('key')} as {h.get('trustStatus')}"
+                    f"{'' if h.get('enabled') else ', disabled'}: it will not run"
+                )
+    return list(dict.fromkeys(problems))
+
+
+def codex_hooks_list(timeout: float = 20.0) -> list[Any] | None:
+    """The hooks Codex itself would run here, from ``codex app-server``'s ``hooks/list``; None
+    when no ``codex`` is on PATH or it does not answer (the config check above still holds)."""
+    exe = shutil.which("codex")
+    if not exe:
+        return None
+    cwd = str(Path.cwd())
+    requests = [
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "domestique-doctor", "version": "1"}},
+        },
+        {"method": "initialized"},
+        {"id": 2, "method": "hooks/list", "params": {"cwds": [cwd]}},
+    ]
+    try:
+        proc = subprocess.Popen(
+            [exe, "app-server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+    try:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+        proc.stdin.flush()
+        import selectors
+
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        buf = b""
+        while time.monotonic() < deadline:
+            if not sel.select(max(0.0, deadline - time.monotonic())):
+                break
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+            for line in buf.split(b"\n"):
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and msg.get("id") == 2:
+                    data = msg.get("result", {}).get("data", [])
+                    return [h for d in data if isinstance(d, dict) for h in d.get("hooks", [])]
+        return None
+    except (OSError, ValueError, AttributeError):
+        return None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def traffic_leaks(host: str, home: Path) -> list[str]:
+    """Ways the host's traffic can reach the internet without passing the firewall."""
+    env = os.environ
+    if host == "claude-code":
+        doc = _read(home / ".claude" / "settings.json")
+        block = doc.get("env") if isinstance(doc.get("env"), dict) else {}
+        leaks = []
+        if not (block.get("ANTHROPIC_BASE_URL") or env.get("ANTHROPIC_BASE_URL")):
+            leaks.append(
+                "model requests go straight to the provider (no ANTHROPIC_BASE_URL); "
+                "run `domestique install claude-code --proxy URL`"
+            )
+        flag = block.get("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC") or env.get(
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"
+        )
+        if str(flag) != "1":
+            leaks.append(
+                "telemetry, error reports and update checks go around the proxy "
+                "(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC is not 1)"
+            )
+        return leaks
+    if host == "codex":
+        config = _read(codex_home() / "config.toml", "toml")
+        name = config.get("model_provider")
+        provider = settings_doc.get(config, ("model_providers", str(name))) if name else None
+        if not isinstance(provider, dict) or not provider.get("base_url"):
+            return [
+                "Codex talks to the provider directly (current Codex ignores OPENAI_BASE_URL); "
+                "run `domestique install codex --proxy URL`"
+            ]
+        leaks = []
+        if provider.get("supports_websockets") is not False:
+            leaks.append(
+                f"model provider {name!r} does not set supports_websockets = false "
+                "(refused WebSocket attempts first, ~6 s a session)"
+            )
+        features = config.get("features") if isinstance(config.get("features"), dict) else {}
+        on = [f for f in CODEX_FEATURES_OFF if features.get(f) is not False]
+        if on:
+            leaks.append(f"features that call other hosts are on: {', '.join(on)}")
+        return leaks
+    if host == "gemini":
+        doc = _read(home / ".gemini" / "settings.json")
+        leaks = []
+        dotenv = _read(home / ".gemini" / ".env", "env")
+        if not (env.get("GOOGLE_GEMINI_BASE_URL") or dotenv.get("GOOGLE_GEMINI_BASE_URL")):
+            leaks.append(
+                "model requests go straight to Google (no GOOGLE_GEMINI_BASE_URL); "
+                "run `domestique install gemini --proxy URL`"
+            )
+        elif not env.get("GOOGLE_GEMINI_BASE_URL") and (Path.cwd() / ".env").exists():
+            leaks.append(
+                "this folder's .env replaces ~/.gemini/.env for Gemini CLI: set "
+                "GOOGLE_GEMINI_BASE_URL in the environment or in that .env"
+            )
+        if settings_doc.get(doc, ("privacy", "usageStatisticsEnabled")) is not False:
+            leaks.append("usage statistics go to Google (privacy.usageStatisticsEnabled)")
+        return leaks
+    if host == "cursor":
+        return ["Cursor sends model requests from its own servers: no local firewall sees them"]
+    return []
+
+
 def examine(host: str, home: Path, project: Path | None) -> HostReport:
     settings = SETTINGS[host]
     report = HostReport(host, host_found(host, home), fail_closed_note=settings.fail_closed)
@@ -244,27 +462,41 @@ def examine(host: str, home: Path, project: Path | None) -> HostReport:
         paths.append(settings.project_file(project))
     commands: list[str] = []
     switches = []
+    hook_files = []
     for path in paths:
         found, switch = _installed_commands(host, path)
         if found:
             report.settings.append(str(path))
+            hook_files.append(path)
             commands += found
             switches.append(switch)
     report.installed = bool(commands)
     report.fail_closed = bool(switches) and all(switches)
     if not report.found:
         return report
+    report.traffic = traffic_leaks(host, home)
     if not commands:
         report.problems.append(f"not installed: run `domestique install {host}`")
         return report
+    blockers: list[str] = []
+    if host == "claude-code":
+        blockers = _claude_blockers(home, project)
+    elif host == "codex":
+        blockers = _codex_blockers(hook_files)
+    elif host == "gemini":
+        blockers = _gemini_blockers(paths)
+    report.runs = not blockers
+    report.problems += blockers
+    answering = []
     for command in dict.fromkeys(commands):
         if not _safe_path(command):
             report.problems.append(
                 "hook runs Python without -P: a `domestique/` folder in the project would be "
                 f"imported instead of Domestique; run `domestique install {host}` again"
             )
-        report.problems += probe(host, command)
-    report.answering = not report.problems
+        answering += probe(host, command)
+    report.problems += answering
+    report.answering = not answering
     return report
 
 
@@ -292,12 +524,15 @@ def run(argv: list[str]) -> int:
             sys.stdout.write(
                 f"{r.host:12} {state:8} installed={'yes' if r.installed else 'no'} "
                 f"fail-closed={'yes' if r.fail_closed else 'no'} "
+                f"runs={'yes' if r.runs else 'no'} "
                 f"answering={'yes' if r.answering else 'no'}\n"
             )
             if r.installed and not r.fail_closed:
                 sys.stdout.write(f"{'':12} crash/timeout: {r.fail_closed_note}\n")
             for p in r.problems:
                 sys.stdout.write(f"{'':12} - {p}\n")
+            for t in r.traffic:
+                sys.stdout.write(f"{'':12} ! around the firewall: {t}\n")
         from domestique.cli.policy import mode_line
 
         sys.stdout.write(mode_line(project) + "\n")

@@ -71,26 +71,32 @@ def event_name(host: str, payload: object) -> str:
 def render(host: str, event: str, action: str, message: str, *, error: bool = False) -> Reply:
     """The host's answer for ``action`` (allow | ask | deny; block counts as deny).
 
-    ``message`` cites the reason codes and, for a stop, what to do instead. ``error`` marks a
-    fail-closed answer (bad input, crash, import failure): it adds exit 2 on every host that
-    blocks on it, so a host that cannot read the JSON still blocks.
+    **Allow is silence**: exit 0 and no decision, so the host's own permission rules and its
+    "allow this?" prompt still apply (an explicit allow would switch them off). Cursor and
+    Copilot get ``{}`` (a reply with no decision), Cline ``cancel: false``, Cursor's prompt
+    hook ``continue: true``.
+
+    **Deny is the protocol's structured decision** with exit 0 where the host has one (Claude
+    Code, Codex and Gemini CLI show it as a policy decision; exit 2 would be shown as a failed
+    hook), exit 2 where exit 2 is the only deny (Windsurf). ``message`` cites the reason codes
+    and, for a stop, what to do instead. ``error`` marks a fail-closed answer (bad input, crash,
+    import failure): it adds exit 2 on every host that blocks on it, so a host that cannot read
+    the JSON still blocks.
     """
-    if action == "block":
-        action = "deny"
-    if action not in ("allow", "ask", "deny"):
-        action, error = "deny", True
-    if action == "ask" and (host not in _ASK_HOSTS or _ask_unsupported(host, event)):
-        action = "deny"
+    if action not in ("allow", "ask", "deny", "block"):
+        error = True
+    action = host_action(host, event, action)
     stop = action != "allow"
     text = message.encode("utf-8", "replace")
-    err = text + b"\n" if stop else b""
-    out: bytes
+    # The reason also goes to stderr where exit 2 carries it (the host shows stderr then).
+    err = b""
+    out = b""
     code = 0
     if host in ("claude-code", "codex"):
-        if event == "UserPromptSubmit":
-            out = _dumps({"decision": "block", "reason": message}) if stop else b""
-        elif host == "codex" and not stop:
-            out = b""  # Codex rejects an explicit allow (a hook failure on every call)
+        if not stop:
+            pass  # silence: the host's own rules decide
+        elif event == "UserPromptSubmit":
+            out = _dumps({"decision": "block", "reason": message})
         else:
             out = _dumps(
                 {
@@ -101,30 +107,25 @@ def render(host: str, event: str, action: str, message: str, *, error: bool = Fa
                     }
                 }
             )
-        code = 2 if action == "deny" else 0
     elif host == "gemini":
-        body: dict[str, object] = {"decision": "deny" if stop else "allow"}
-        if stop:
-            body["reason"] = message
-        out = _dumps(body)
-        code = 2 if stop else 0
+        # Gemini CLI reads stderr when stdout is empty: an allow writes neither.
+        out = _dumps({"decision": "deny", "reason": message}) if stop else b""
     elif host == "cursor":
         if event == "beforeSubmitPrompt":
             reply = {"continue": False, "user_message": message} if stop else {"continue": True}
             out = _dumps(reply)
+        elif not stop:
+            out = b"{}\n"  # valid JSON (failClosed blocks on invalid), no decision
         elif event == "beforeReadFile":
             out = _dumps({"permission": action})
         else:
             out = _dumps({"permission": action, "user_message": message, "agent_message": message})
     elif host == "copilot":
-        if event == "userPromptSubmitted":
-            out = b"{}\n"  # Copilot ignores this hook's output; the decision is still recorded
-        elif stop:
-            out = _dumps({"permissionDecision": "deny", "permissionDecisionReason": message})
+        if event == "userPromptSubmitted" or not stop:
+            out = b"{}\n"  # no decision (Copilot ignores the prompt hook's output anyway)
         else:
-            out = _dumps({"permissionDecision": "allow"})
+            out = _dumps({"permissionDecision": "deny", "permissionDecisionReason": message})
     elif host == "windsurf":
-        out = b""
         code = 2 if stop else 0
     elif host == "cline":
         out = _dumps({"cancel": True, "errorMessage": message} if stop else {"cancel": False})
@@ -133,7 +134,19 @@ def render(host: str, event: str, action: str, message: str, *, error: bool = Fa
         out, code = _dumps({"decision": "deny", "reason": message}), 2
     if error and stop and host in _EXIT2_BLOCKS:
         code = 2
+    if stop and code == 2:
+        err = text + b"\n"
     return out, err, code
+
+
+def host_action(host: str, event: str, action: str) -> str:
+    """``action`` as ``host`` can carry it out: block is deny, an unknown word is deny, and ask
+    is deny where the host (or this event of it) has no way to ask the person."""
+    if action == "block" or action not in ("allow", "ask", "deny"):
+        return "deny"
+    if action == "ask" and (host not in _ASK_HOSTS or _ask_unsupported(host, event)):
+        return "deny"
+    return action
 
 
 def _ask_unsupported(host: str, event: str) -> bool:

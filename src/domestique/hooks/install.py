@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import hashlib
 import json
 import os
 import shlex
@@ -27,14 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from domestique.hooks import jsonc, settings_doc
 from domestique.hooks.entry import HOSTS
 
 MARK = "domestique.hooks.entry"  # how an entry is recognised as Domestique's
+HOOK_NAME_MARK = "domestique-hook"  # the launcher's name: also Domestique's
 TIMEOUT_S = 10
 CLINE_MARK = "# domestique hook (installed by `domestique install cline`)"
 
 
-class InstallError(Exception):
+class InstallError(ValueError):
     """The settings file cannot be changed safely (unparsable, not ours, …)."""
 
 
@@ -138,7 +141,7 @@ SETTINGS: dict[str, HostSettings] = {
     ),
     "codex": HostSettings(
         "codex",
-        lambda h: h / ".codex" / "hooks.json",
+        lambda h: codex_home() / "hooks.json",
         lambda r: r / ".codex" / "hooks.json",
         _codex_entries,
         grouped=True,
@@ -187,12 +190,12 @@ SETTINGS: dict[str, HostSettings] = {
 }
 
 
-# --- JSON documents -----------------------------------------------------------------------
+# --- hook entries in a JSON settings file (edited in place) -----------------------------------
 
 
 def _is_ours(value: object) -> bool:
     if isinstance(value, str):
-        return MARK in value
+        return MARK in value or HOOK_NAME_MARK in value
     if isinstance(value, dict):
         return any(_is_ours(v) for v in value.values())
     if isinstance(value, list):
@@ -200,79 +203,147 @@ def _is_ours(value: object) -> bool:
     return False
 
 
-def remove_entries(doc: dict[str, Any], grouped: bool) -> dict[str, Any]:
-    """``doc`` without Domestique's hook entries; other entries and keys untouched."""
-    hooks = doc.get("hooks")
+def strip_entries(text: str, grouped: bool) -> str:
+    """``text`` without Domestique's hook entries; other entries, keys and bytes untouched.
+
+    An event list (or the ``hooks`` object) that only held Domestique's entries goes with them.
+    """
+    if not text.strip():
+        return text
+    doc = jsonc.loads(text)
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
     if not isinstance(hooks, dict):
-        return doc
-    new_hooks: dict[str, Any] = {}
-    for event, entries in hooks.items():
-        if not isinstance(entries, list):
-            new_hooks[event] = entries
+        return text
+    for event in reversed(list(hooks)):
+        entries = hooks[event]
+        if not isinstance(entries, list) or not _is_ours(entries):
             continue
-        kept: list[Any] = []
-        for entry in entries:
+        removed_all = True
+        for i in range(len(entries) - 1, -1, -1):
+            entry = entries[i]
             if grouped and isinstance(entry, dict) and isinstance(entry.get("hooks"), list):
-                inner = [h for h in entry["hooks"] if not _is_ours(h)]
-                if len(inner) == len(entry["hooks"]):
-                    kept.append(entry)
-                elif inner:
-                    kept.append({**entry, "hooks": inner})
-            elif not _is_ours(entry):
-                kept.append(entry)
-        if kept or not entries:
-            new_hooks[event] = kept
-    out = dict(doc)
-    if new_hooks or not hooks:
-        out["hooks"] = new_hooks
-    else:
-        del out["hooks"]
-    return out
+                inner = entry["hooks"]
+                ours = [j for j, h in enumerate(inner) if _is_ours(h)]
+                if len(ours) == len(inner) and ours:
+                    text = jsonc.remove_item(text, ("hooks", event), i)
+                else:
+                    removed_all = False
+                    for j in reversed(ours):
+                        text = jsonc.remove_item(text, ("hooks", event, i, "hooks"), j)
+            elif _is_ours(entry):
+                text = jsonc.remove_item(text, ("hooks", event), i)
+            else:
+                removed_all = False
+        if removed_all:
+            text = jsonc.remove_member(text, ("hooks", event))
+    doc = jsonc.loads(text)
+    if isinstance(doc, dict) and doc.get("hooks") == {} and hooks:
+        text = jsonc.remove_member(text, ("hooks",))
+    return text
 
 
-def add_entries(doc: dict[str, Any], settings: HostSettings, command: str) -> dict[str, Any]:
-    """``doc`` with exactly one copy of Domestique's entries (any older copy replaced)."""
-    out = remove_entries(doc, settings.grouped)
-    hooks = out.get("hooks")
-    if hooks is None:
-        hooks = {}
+def add_entries(text: str, settings: HostSettings, command: str) -> str:
+    """``text`` with exactly one copy of Domestique's entries (any older copy replaced)."""
+    text = strip_entries(text, settings.grouped)
+    doc = jsonc.loads(text) if text.strip() else {}
+    hooks = doc.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError("'hooks' is not an object")
-    hooks = dict(hooks)
     for event, entries in settings.build(command).items():
-        current = hooks.get(event, [])
-        if not isinstance(current, list):
+        if not isinstance(hooks.get(event, []), list):
             raise InstallError(f"hooks.{event} is not a list")
-        hooks[event] = [*current, *entries]
-    out["hooks"] = hooks
-    if settings.host in ("cursor", "copilot"):
-        out.setdefault("version", 1)
-    if settings.host == "gemini":
-        tools = out.get("tools", {})
-        if not isinstance(tools, dict):
-            raise InstallError("'tools' is not an object")
-        out["tools"] = {**tools, "enableHooks": True}
-    return out
+        for entry in entries:
+            text = jsonc.append_item(text or "{}\n", ("hooks", event), entry)
+    return text
 
 
-def render_json(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+# --- settings besides the hook entries ----------------------------------------------------
 
 
-def _read_doc(path: Path) -> tuple[str | None, dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One value the installer sets in a host's settings file (and puts back on uninstall)."""
+
+    path: tuple[str, ...]
+    value: Any
+    only_if_absent: bool = False  # a default the file may already define its own way
+
+
+def _manifest_path(host: str, path: Path) -> Path:
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    return backup_dir(host) / f"{path.name}.{digest}.settings.json"
+
+
+def _read_manifest(host: str, path: Path) -> list[dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, {}
-    if not text.strip():
-        return text, {}
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InstallError(f"{path} is not valid JSON ({exc.msg}); left unchanged") from exc
-    if not isinstance(doc, dict):
-        raise InstallError(f"{path} does not hold a JSON object; left unchanged")
-    return text, doc
+        value = json.loads(_manifest_path(host, path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [e for e in value if isinstance(e, dict)] if isinstance(value, list) else []
+
+
+def _apply_settings(
+    host: str, path: Path, text: str, settings: list[Setting], *, keep_old: bool = True
+) -> tuple[str, list[dict[str, Any]]]:
+    """``text`` with ``settings`` made, and the manifest that lets uninstall put back what was
+    there (the first install's previous values survive a re-install)."""
+    kind = settings_doc.kind_of(path)
+    old = {tuple(e.get("path", ())): e for e in _read_manifest(host, path)}
+    doc = settings_doc.load(kind, text, path)
+    manifest: list[dict[str, Any]] = []
+    for s in settings:
+        current = settings_doc.get(doc, s.path)
+        if s.only_if_absent:
+            # A format marker (``version``): written when absent, never taken back while
+            # other entries may still need it.
+            if current is settings_doc.MISSING:
+                text = settings_doc.set_value(kind, text, s.path, s.value)
+                doc = settings_doc.load(kind, text, path)
+            continue
+        entry = old.pop(s.path, None)
+        if entry is None:
+            missing = settings_doc.first_missing(doc, s.path)
+            entry = {
+                "path": list(s.path),
+                "had": current is not settings_doc.MISSING,
+                "previous": None if current is settings_doc.MISSING else current,
+                "created": list(missing) if missing and len(missing) < len(s.path) else None,
+            }
+        entry["value"] = s.value
+        manifest.append(entry)
+        if current != s.value:
+            text = settings_doc.set_value(kind, text, s.path, s.value)
+            doc = settings_doc.load(kind, text, path)
+    # Values set by an earlier install and not set now: kept (a re-install without --proxy
+    # leaves the proxy alone), except trust entries that no longer match an entry of ours.
+    stale = [e for p, e in old.items() if p[:2] == ("hooks", "state") or not keep_old]
+    text = _restore(kind, path, text, stale)
+    manifest = [e for p, e in old.items() if e not in stale] + manifest
+    return text, manifest
+
+
+def _restore(kind: str, path: Path, text: str, entries: list[dict[str, Any]]) -> str:
+    """``text`` with each recorded setting put back as it was before install, unless the user
+    changed it since (then it stays as they left it)."""
+    for entry in reversed(entries):
+        p = tuple(entry.get("path", ()))
+        if not p:
+            continue
+        doc = settings_doc.load(kind, text, path)
+        if settings_doc.get(doc, p) != entry.get("value"):
+            continue
+        if entry.get("had"):
+            text = settings_doc.set_value(kind, text, p, entry.get("previous"))
+            continue
+        text = settings_doc.remove(kind, text, p)
+        created = entry.get("created")
+        if created:
+            # Tables created for this value go when nothing else was put in them.
+            for n in range(len(p) - 1, len(created) - 1, -1):
+                doc = settings_doc.load(kind, text, path)
+                if settings_doc.get(doc, p[:n]) == {}:
+                    text = settings_doc.remove(kind, text, p[:n])
+    return text
 
 
 # --- file operations ----------------------------------------------------------------------
@@ -293,8 +364,23 @@ def _backup(host: str, path: Path, text: str | None) -> Path | None:
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-{time.time_ns() % 10**9:09d}"
     dest = directory / f"{stamp}-{path.name}"
     dest.write_text(text, encoding="utf-8")
-    (directory / f"{path.name}.latest").write_text(str(dest), encoding="utf-8")
+    (directory / _latest_name(path)).write_text(str(dest), encoding="utf-8")
     return dest
+
+
+def _latest_name(path: Path) -> str:
+    # The hooks file keeps its historical name; other files are told apart by their path.
+    if path.name in ("settings.json", "hooks.json", "domestique.json"):
+        return f"{path.name}.latest"
+    return f"{path.name}.{hashlib.sha256(str(path).encode()).hexdigest()[:12]}.latest"
+
+
+def _latest_backup(host: str, path: Path) -> str | None:
+    try:
+        latest = backup_dir(host) / _latest_name(path)
+        return Path(latest.read_text(encoding="utf-8")).read_text(encoding="utf-8")
+    except OSError:
+        return None
 
 
 def _write_atomic(path: Path, text: str, mode: int | None = None) -> None:
@@ -324,51 +410,101 @@ class Change:
     path: Path
     old: str | None
     new: str | None  # None: the file is removed
+    manifest: list[dict[str, Any]] | None = None  # settings record to keep ([]: drop it)
+    note: str = ""  # something the user must know (printed after the change)
 
     @property
     def changed(self) -> bool:
         return self.old != self.new
 
 
-def plan_json(host: str, path: Path, command: str, *, install: bool) -> Change:
-    settings = SETTINGS[host]
-    old, doc = _read_doc(path)
-    if install:
-        return Change(path, old, render_json(add_entries(doc, settings, command)))
-    if old is None or not _is_ours(doc):
-        return Change(path, old, old)
-    stripped = remove_entries(doc, settings.grouped)
-    # Nothing else changed since the install: put the original bytes back.
-    latest = backup_dir(host) / f"{path.name}.latest"
+def _read_text(path: Path) -> str | None:
     try:
-        backup_text = Path(latest.read_text(encoding="utf-8")).read_text(encoding="utf-8")
-        if _comparable(host, json.loads(backup_text)) == _comparable(host, stripped):
-            return Change(path, old, backup_text)
-    except (OSError, ValueError):
-        pass
-    if (
-        not stripped
-        or stripped == {"hooks": {}}
-        or (host in ("cursor", "copilot") and _only_version(stripped))
-    ):
-        return Change(path, old, None)
-    return Change(path, old, render_json(stripped))
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise InstallError(f"{path} is not UTF-8 text; left unchanged") from exc
 
 
-def _comparable(host: str, doc: Any) -> Any:
-    """``doc`` without what install adds besides hook entries: an empty ``hooks`` object, and
-    Gemini's ``tools.enableHooks``."""
+def _comparable(doc: Any) -> Any:
+    """``doc`` without an empty ``hooks`` object (install may leave one behind)."""
     if not isinstance(doc, dict):
         return doc
-    out = {k: v for k, v in doc.items() if k != "hooks" or v}
-    if host == "gemini" and isinstance(out.get("tools"), dict):
-        tools = {k: v for k, v in out["tools"].items() if k != "enableHooks"}
-        out = {k: v for k, v in {**out, "tools": tools}.items() if k != "tools" or tools}
-    return out
+    return {k: v for k, v in doc.items() if k != "hooks" or v}
 
 
-def _only_version(doc: dict[str, Any]) -> bool:
-    return set(doc) <= {"version", "hooks"} and not doc.get("hooks")
+def _empty(doc: dict[str, Any], host: str) -> bool:
+    rest = _comparable(doc)
+    if host in ("cursor", "copilot") and rest.get("version") == 1:
+        rest = {k: v for k, v in rest.items() if k != "version"}
+    return not rest
+
+
+def _finish_uninstall(host: str, path: Path, old: str, text: str) -> str | None:
+    """The bytes uninstall leaves: the original file when nothing else changed since install,
+    no file when install created it and nothing else is in it, else ``text``."""
+    kind = settings_doc.kind_of(path)
+    doc = settings_doc.load(kind, text, path)
+    backup = _latest_backup(host, path)
+    if backup is not None:
+        try:
+            if _comparable(settings_doc.load(kind, backup, path)) == _comparable(doc):
+                return backup
+        except settings_doc.SettingsError:
+            pass
+    elif _empty(doc, host):
+        return None
+    return text
+
+
+def plan_settings_file(
+    host: str, path: Path, settings: list[Setting], *, install: bool, note: str = ""
+) -> Change:
+    """The change to a file that holds only settings (Codex's config.toml, Gemini's .env)."""
+    old = _read_text(path)
+    text = old or ""
+    if install:
+        new, manifest = _apply_settings(host, path, text, settings)
+        return Change(path, old, new, manifest, note)
+    if old is None:
+        return Change(path, old, old, [])
+    text = _restore(settings_doc.kind_of(path), path, text, _read_manifest(host, path))
+    if text == old:
+        return Change(path, old, old, [])
+    return Change(path, old, _finish_uninstall(host, path, old, text), [])
+
+
+def plan_json(
+    host: str, path: Path, command: str, *, install: bool, settings: list[Setting] | None = None
+) -> Change:
+    host_settings = SETTINGS[host]
+    old = _read_text(path)
+    text = old or ""
+    settings_doc.load("json", text, path)  # refuse a file that does not parse, before anything
+    if install:
+        text = add_entries(text, host_settings, command)
+        new, manifest = _apply_settings(
+            host, path, text, [*_base_settings(host), *(settings or [])]
+        )
+        return Change(path, old, new, manifest)
+    if old is None:
+        return Change(path, old, old, [])
+    manifest = _read_manifest(host, path)
+    text = strip_entries(text, host_settings.grouped)
+    text = _restore("json", path, text, manifest)
+    if text == old:
+        return Change(path, old, old, [])
+    return Change(path, old, _finish_uninstall(host, path, old, text), [])
+
+
+def _base_settings(host: str) -> list[Setting]:
+    """What the host needs besides the entries for the hooks to run."""
+    if host in ("cursor", "copilot"):
+        return [Setting(("version",), 1, only_if_absent=True)]
+    if host == "gemini":
+        return [Setting(("tools", "enableHooks"), True)]
+    return []
 
 
 def plan_cline(directory: Path, command: str, *, install: bool) -> list[Change]:
@@ -393,17 +529,26 @@ def plan_cline(directory: Path, command: str, *, install: bool) -> list[Change]:
 
 def apply(host: str, change: Change) -> Path | None:
     """Make one change, backing the file up first; returns the backup's path."""
-    if not change.changed:
-        return None
-    saved = _backup(host, change.path, change.old)
-    if change.new is None:
-        change.path.unlink(missing_ok=True)
-    else:
-        executable = host == "cline"
-        mode = 0o755 if executable else None
-        if not executable and change.path.exists():
-            mode = change.path.stat().st_mode & 0o777
-        _write_atomic(change.path, change.new, mode)
+    saved = None
+    if change.changed:
+        saved = _backup(host, change.path, change.old)
+        if change.new is None:
+            change.path.unlink(missing_ok=True)
+        else:
+            executable = host == "cline"
+            mode = 0o755 if executable else None
+            if not executable and change.path.exists():
+                mode = change.path.stat().st_mode & 0o777
+            _write_atomic(change.path, change.new, mode)
+    if change.manifest is not None:
+        record = _manifest_path(host, change.path)
+        if change.manifest:
+            from domestique.keys import ensure_private_dir
+
+            ensure_private_dir(record.parent)
+            record.write_text(json.dumps(change.manifest, indent=1), encoding="utf-8")
+        else:
+            record.unlink(missing_ok=True)
     return saved
 
 
@@ -412,12 +557,189 @@ def target(host: str, *, project: bool) -> Path:
     return settings.project_file(project_root()) if project else settings.user_file(Path.home())
 
 
-def plan(host: str, *, project: bool, install: bool, python: str | None = None) -> list[Change]:
+# --- Codex: hooks run only once trusted in config.toml --------------------------------------
+
+CODEX_EVENT_LABELS = {"PreToolUse": "pre_tool_use", "UserPromptSubmit": "user_prompt_submit"}
+CODEX_DEFAULT_TIMEOUT_S = 600
+
+
+def codex_home() -> Path:
+    """``$CODEX_HOME``, else ``~/.codex`` (where Codex keeps config.toml and hooks.json)."""
+    value = os.environ.get("CODEX_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".codex"
+
+
+def codex_hook_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
+    """The ``trusted_hash`` Codex computes for one command handler of ``hooks.json``.
+
+    Codex (0.129+, checked against 0.171.0's own ``hooks/list``) hashes a normalised identity:
+    the event's snake_case label, the matcher (none for UserPromptSubmit), and the handler with
+    ``timeout`` filled in (600 s by default) and ``async`` as a boolean, unset fields left out;
+    then sha256 over the key-sorted, compact JSON.
+    """
+    normal: dict[str, Any] = {
+        "type": "command",
+        "command": handler.get("command"),
+        "timeout": max(1, int(handler.get("timeout", CODEX_DEFAULT_TIMEOUT_S))),
+        "async": bool(handler.get("async", False)),
+    }
+    if isinstance(handler.get("statusMessage"), str):
+        normal["statusMessage"] = handler["statusMessage"]
+    identity: dict[str, Any] = {"event_name": CODEX_EVENT_LABELS[event], "hooks": [normal]}
+    if matcher is not None and event != "UserPromptSubmit":
+        identity["matcher"] = matcher
+    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def codex_trust_entries(hooks_path: Path, doc: Any) -> dict[str, str]:
+    """``{state key: trusted_hash}`` for every Domestique handler in a Codex ``hooks.json``."""
+    out: dict[str, str] = {}
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    if not isinstance(hooks, dict):
+        return out
+    for event, label in CODEX_EVENT_LABELS.items():
+        groups = hooks.get(event)
+        if not isinstance(groups, list):
+            continue
+        for g, group in enumerate(groups):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                continue
+            matcher = group.get("matcher") if isinstance(group.get("matcher"), str) else None
+            for h, handler in enumerate(inner):
+                if isinstance(handler, dict) and _is_ours(handler):
+                    key = f"{hooks_path}:{label}:{g}:{h}"
+                    out[key] = codex_hook_hash(event, matcher, handler)
+    return out
+
+
+def codex_config_settings(hooks_path: Path, hooks_doc: Any) -> list[Setting]:
+    """config.toml values that make Codex run the hooks: the feature on, each handler trusted."""
+    settings = [Setting(("features", "hooks"), True)]
+    for key, digest in codex_trust_entries(hooks_path, hooks_doc).items():
+        settings.append(Setting(("hooks", "state", key, "trusted_hash"), digest))
+    return settings
+
+
+# --- --proxy: every model request through the firewall --------------------------------------
+
+PROXY_HOSTS = ("claude-code", "codex", "gemini")
+CODEX_PROVIDER = "domestique"
+# Codex features that reach hosts other than the model provider (plugin and app catalogues,
+# connectors, update checks): off, so all of an agent's traffic takes the firewall's path.
+CODEX_FEATURES_OFF = ("plugins", "remote_plugin", "plugin_sharing", "apps", "in_app_updates")
+
+
+def proxy_base(url: str) -> str:
+    """``url`` checked (http or https, a host, no query) and without a trailing ``/``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise InstallError(f"--proxy {url!r} is not a URL ({exc})") from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InstallError(f"--proxy {url!r}: give the firewall's URL, e.g. http://127.0.0.1:8787")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise InstallError(f"--proxy {url!r}: no query, fragment or credentials in the URL")
+    del port
+    base = url.rstrip("/")
+    return base[: -len("/v1")] if base.endswith("/v1") else base
+
+
+def proxy_settings(host: str, base: str) -> dict[str, list[Setting]]:
+    """Per file kind (``hooks`` = the host's hooks file, ``config``, ``env``): what ``--proxy``
+    writes so the host sends its model traffic, and nothing else, to the firewall."""
+    if host == "claude-code":
+        return {
+            "hooks": [
+                Setting(("env", "ANTHROPIC_BASE_URL"), base),
+                # Telemetry, error reports and update checks otherwise go around the proxy.
+                Setting(("env", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"), "1"),
+            ]
+        }
+    if host == "codex":
+        provider = ("model_providers", CODEX_PROVIDER)
+        return {
+            "config": [
+                Setting(("model_provider",), CODEX_PROVIDER),
+                Setting((*provider, "name"), "Domestique firewall"),
+                Setting((*provider, "base_url"), base + "/v1"),
+                Setting((*provider, "env_key"), "OPENAI_API_KEY"),
+                Setting((*provider, "wire_api"), "responses"),
+                # Otherwise each session first tries WebSockets the firewall refuses (~6 s).
+                Setting((*provider, "supports_websockets"), False),
+                *(Setting(("features", f), False) for f in CODEX_FEATURES_OFF),
+                Setting(("check_for_update_on_startup",), False),
+                Setting(("analytics", "enabled"), False),
+                Setting(("feedback", "enabled"), False),
+            ]
+        }
+    if host == "gemini":
+        return {
+            "hooks": [
+                Setting(("privacy", "usageStatisticsEnabled"), False),
+                Setting(("telemetry", "enabled"), False),
+            ],
+            # Gemini CLI reads its base URL from the environment only; it loads ~/.gemini/.env
+            # when the project has no .env of its own (doctor says when one shadows it).
+            "env": [Setting(("GOOGLE_GEMINI_BASE_URL",), base)],
+        }
+    raise InstallError(
+        f"--proxy: {host} cannot be pointed at a local firewall "
+        "(Cursor sends model requests from its own servers; see docs/agents.md)"
+    )
+
+
+def plan(
+    host: str,
+    *,
+    project: bool,
+    install: bool,
+    python: str | None = None,
+    proxy: str | None = None,
+) -> list[Change]:
     command = hook_command(host, python)
     path = target(host, project=project)
     if host == "cline":
+        if proxy:
+            proxy_settings(host, proxy_base(proxy))  # raises: no proxy setting for Cline
         return plan_cline(path, command, install=install)
-    return [plan_json(host, path, command, install=install)]
+    extra = proxy_settings(host, proxy_base(proxy)) if proxy and install else {}
+    changes = [plan_json(host, path, command, install=install, settings=extra.get("hooks"))]
+    if host == "codex":
+        config = codex_home() / "config.toml"
+        hooks_doc = jsonc.loads(changes[0].new) if install and changes[0].new else {}
+        settings = codex_config_settings(path, hooks_doc) if install else []
+        note = ""
+        if install and project:
+            note = _codex_project_note(config, project_root())
+        changes.append(
+            plan_settings_file(
+                host, config, [*settings, *extra.get("config", [])], install=install, note=note
+            )
+        )
+    env_file = Path.home() / ".gemini" / ".env"
+    if host == "gemini" and (extra.get("env") or _read_manifest(host, env_file)):
+        changes.append(plan_settings_file(host, env_file, extra.get("env", []), install=install))
+    return changes
+
+
+def _codex_project_note(config: Path, root: Path) -> str:
+    """Codex loads a project's .codex/ only once the project is trusted; say so if it is not."""
+    try:
+        doc = settings_doc.load("toml", config.read_text(encoding="utf-8"), config)
+    except (OSError, settings_doc.SettingsError):
+        doc = {}
+    level = settings_doc.get(doc, ("projects", str(root), "trust_level"))
+    if level == "trusted":
+        return ""
+    return (
+        f"Codex reads {root}/.codex/ only in a trusted project: trust it when Codex asks "
+        f'(or set [projects."{root}"] trust_level = "trusted" in {config})'
+    )
 
 
 def run(argv: list[str]) -> int:
@@ -433,21 +755,37 @@ def run(argv: list[str]) -> int:
     )
     parser.add_argument("--dry-run", action="store_true", help="print the change, write nothing")
     parser.add_argument("--python", help="interpreter for the hook (default: this one)")
+    if verb == "install":
+        parser.add_argument(
+            "--proxy",
+            metavar="URL",
+            help="also point the host's model traffic at the firewall at URL and keep its other "
+            "traffic off the internet (claude-code, codex, gemini)",
+        )
     args = parser.parse_args(argv[1:])
     install = verb == "install"
     try:
-        changes = plan(args.host, project=args.project, install=install, python=args.python)
+        changes = plan(
+            args.host,
+            project=args.project,
+            install=install,
+            python=args.python,
+            proxy=getattr(args, "proxy", None),
+        )
         for change in changes:
+            if args.dry_run:
+                if change.changed:
+                    sys.stdout.write(_diff(change.path, change.old, change.new))
+                continue
+            saved = apply(args.host, change)
             if not change.changed:
                 sys.stdout.write(f"{change.path}: already {'installed' if install else 'clean'}\n")
                 continue
-            if args.dry_run:
-                sys.stdout.write(_diff(change.path, change.old, change.new))
-                continue
-            saved = apply(args.host, change)
             note = f" (backup: {saved})" if saved else ""
             sys.stdout.write(f"{change.path}: {'installed' if install else 'removed'}{note}\n")
-    except (InstallError, OSError) as exc:
+            if change.note:
+                sys.stdout.write(f"  note: {change.note}\n")
+    except (InstallError, settings_doc.SettingsError, jsonc.JSONCError, OSError) as exc:
         sys.stderr.write(f"domestique {verb}: {exc}\n")
         return 2
     return 0

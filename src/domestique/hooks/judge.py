@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from domestique import __version__
 from domestique.audit._mask import may_hold_secret
-from domestique.hooks.entry import Reply, render
+from domestique.hooks.entry import Reply, host_action, render
 from domestique.hooks.hosts import (
     EventKind,
     HookEvent,
@@ -53,6 +53,7 @@ from domestique.records import (
     Verdict,
     current_user_and_host,
 )
+from domestique.sensitive_paths import is_credential_path
 
 if TYPE_CHECKING:
     from domestique.detect import Scanner
@@ -94,11 +95,10 @@ HOOK_SETTINGS_GLOBS: tuple[str, ...] = (
     "*/.git/config",
 )
 
-# Files whose whole purpose is to hold credentials. Example/template env files are not secret.
+# Files whose whole purpose is to hold credentials. Environment files (.env, …) and every path
+# the command guard counts as a credential read come from the shared catalogue
+# (domestique.sensitive_paths), so `cat .env` and the Read tool get the same decision.
 CREDENTIAL_NAME_GLOBS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
-    "*.env",
     ".netrc",
     "_netrc",
     ".pgpass",
@@ -269,6 +269,8 @@ def is_credential_file(path: str, home: Path) -> bool:
         name = os.path.basename(p)
         if any(fnmatch.fnmatchcase(name, g) for g in NOT_CREDENTIAL_NAME_GLOBS):
             continue
+        if is_credential_path(p):
+            return True
         if any(fnmatch.fnmatchcase(name, g) for g in name_globs):
             return True
         if any(fnmatch.fnmatchcase(p, g) for g in path_globs):
@@ -363,15 +365,37 @@ _WHAT = {
 }
 
 
+# Personal data the developer types into a prompt is theirs to send: the hook records it and
+# leaves it to the firewall, which redacts it in transit. Only a policy that blocks it outright
+# (not ask or redact) stops the prompt.
+PERSONAL_PREFIXES = ("pii.", "records.")
+
+PROMPT_STOPPED = (
+    "Your prompt was not sent. Remove the secret from it (it is shown masked above) and send the "
+    "prompt again; refer to the secret by its environment variable or file name instead. If it "
+    "was pasted anywhere else, rotate it."
+)
+
+
 def compose_message(action: Action, reasons: Sequence[Reason], what: str) -> str:
-    """One message citing the reason codes and, for a stop, what to do instead."""
+    """One message citing the reason codes and, for a stop, what to do instead.
+
+    ``action`` is what the host will actually do (an ask the host cannot offer arrives here as
+    a deny), so the message never promises a confirmation that will not come.
+    """
     codes = list(dict.fromkeys(r.code for r in reasons))
     if not action.stops:
         cited = f" [{', '.join(codes)}]" if codes else ""
         return f"Domestique allowed this {what}{cited}."
-    verb = "asks you to confirm" if action is Action.ASK else "denied"
     detail = "; ".join(f"{r.code}: {r.message}" for r in reasons[:4])
     more = f" (+{len(reasons) - 4} more)" if len(reasons) > 4 else ""
+    if what == "prompt" and not any(c.startswith(ERROR_PREFIXES) for c in codes):
+        return f"Domestique stopped this prompt [{', '.join(codes)}]: {detail}{more}. " + (
+            PROMPT_STOPPED
+            if any(c.startswith("secret.") for c in codes)
+            else "Your prompt was not sent. Remove what is cited above and send it again."
+        )
+    verb = "asks you to confirm" if action is Action.ASK else "denied"
     instead = instead_for(codes) or "ask the user to check `domestique doctor` and the policy."
     return f"Domestique {verb} this {what} [{', '.join(codes)}]: {detail}{more}. Instead: {instead}"
 
@@ -620,6 +644,17 @@ class Judge:
             obj["paths"] = list(event.paths)
         if event.urls:
             obj["urls"] = [_url_without_query(u) for u in event.urls]
+        if event.kind is EventKind.PROMPT and policy.valid:
+            left = [
+                r
+                for r in reasons
+                if r.code.startswith(PERSONAL_PREFIXES)
+                and policy.action_for(r.code, ctx) in (Action.ASK, Action.REDACT)
+            ]
+            if left:
+                verdict = policy.decide([r for r in reasons if r not in left], ctx)
+                obj["left_to_firewall"] = [r.code for r in left]
+                return dataclasses.replace(verdict, reasons=(*verdict.reasons, *left)), obj
         return policy.decide(reasons, ctx), obj
 
     def decide(
@@ -718,9 +753,11 @@ class Judge:
             from domestique.boundary import error_reason
 
             action, reasons = Action.DENY, (*reasons, error_reason(exc, "audit.write_failed"))
-        message = compose_message(action, reasons, what)
         error = action.stops and any(r.code.startswith(ERROR_PREFIXES) for r in reasons)
-        return render(host, event_name, action.value, message, error=error)
+        shown = Action(host_action(host, event_name, action.value))
+        return render(
+            host, event_name, shown.value, compose_message(shown, reasons, what), error=error
+        )
 
     def subject(
         self, host: str, session_id: str | None, pid: int | None, env: Mapping[str, str] | None

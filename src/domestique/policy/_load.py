@@ -2,8 +2,17 @@
 
 Layers, in order: every ``builtin/*.toml`` (sorted by name), the system file
 (``/etc/domestique/policy.toml``), the user file (``$DOMESTIQUE_HOME/policy.toml``), an optional
-explicit ``--policy`` file, then project files (``.domestique/policy.toml`` from the project
-directory upward, outermost first) which may only tighten.
+explicit ``--policy`` file, the organisation layer (the signed bundle from the fleet hub, on an
+enrolled endpoint), then project files (``.domestique/policy.toml`` from the project directory
+upward, outermost first) which may only tighten. When an organisation layer is present, the
+system, user and ``--policy`` layers may only tighten too: the organisation's rules are the
+floor on every enrolled machine.
+
+The organisation layer is read from ``$DOMESTIQUE_HOME/hub/bundle.json`` and its signature is
+verified again against the keys pinned at enrolment (and the organisation id) whenever the
+policy is built: a bundle edited on the endpoint makes the policy invalid, which denies. An
+endpoint whose organisation requires a bundle and has none installed denies every decision
+with ``hub.bundle.required``. Every decision record's ``policy.bundle`` is the bundle revision.
 
 :func:`load_policy` never raises. Any invalid or unreadable layer yields an invalid
 :class:`EffectivePolicy` that stops every decision with ``policy.invalid``.
@@ -21,6 +30,7 @@ parsed or written is ignored: the policy is then read from the TOML files.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -43,16 +53,24 @@ from domestique.policy._model import (
 from domestique.policy._validate import PROJECT, LayerResult
 from domestique.records import JUDGING_COMPONENTS, Action, Actor, Component, PolicyRef
 
+_DEFAULT_SETTINGS = {"unmatched": Action.DENY, "unknown_tool": Action.ASK}
+
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 SYSTEM_POLICY = Path("/etc/domestique/policy.toml")
 USER_POLICY_NAME = "policy.toml"
 PROJECT_POLICY = Path(".domestique") / "policy.toml"
 CACHE_FORMAT = 3
+ORGANISATION = "organisation"
+HUB_DIR = "hub"
+HUB_ENDPOINT = "endpoint.json"
+HUB_BUNDLE = "bundle.json"
+BUNDLE_REQUIRED = "hub.bundle.required"
+_TIGHTEN_ONLY_UNDER_ORG = frozenset({"system", "user", "file"})
 _CACHE_KEY_LABEL = b"domestique policy cache v1"
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 _REGISTRY_FILES = (
     _PACKAGE_DIR / "reason_codes.py",
-    *(_PACKAGE_DIR / sub / "codes.py" for sub in ("detect", "guard", "proxy", "hooks")),
+    *(_PACKAGE_DIR / sub / "codes.py" for sub in ("detect", "guard", "proxy", "hooks", "hub")),
     # The validator and model decide what a valid policy is: a change there (an upgrade in an
     # editable install) must not be served a policy cached under the old rules.
     _PACKAGE_DIR / "policy" / "_validate.py",
@@ -69,6 +87,7 @@ class LayerFile:
     kind: str
     path: Path
     required: bool = False
+    signed: bool = False  # a signed bundle envelope (the organisation layer), not TOML
 
 
 def project_policy_files(project_dir: Path) -> list[Path]:
@@ -109,9 +128,29 @@ def discover_layers(
         layers.append(LayerFile("user", user))
     if policy_file is not None:
         layers.append(LayerFile("file", Path(os.path.abspath(policy_file)), required=True))
+    organisation = _organisation_layer(home)
+    if organisation is not None:
+        layers.append(organisation)
     if project_dir is not None:
         layers += [LayerFile(PROJECT, p) for p in project_policy_files(project_dir)]
     return layers
+
+
+def _organisation_layer(home: Path) -> LayerFile | None:
+    """The signed bundle, on an enrolled endpoint that has one or whose organisation requires
+    one (then a missing bundle is an error that denies)."""
+    hub = home / HUB_DIR
+    bundle = hub / HUB_BUNDLE
+    if os.path.lexists(bundle):
+        return LayerFile(ORGANISATION, bundle, required=True, signed=True)
+    endpoint = hub / HUB_ENDPOINT
+    if not os.path.lexists(endpoint):
+        return None
+    try:
+        required = bool(json.loads(read_policy_bytes(endpoint)).get("require_bundle", False))
+    except (OSError, ValueError, AttributeError):
+        required = True  # an unreadable enrolment cannot tell us a bundle is optional
+    return LayerFile(ORGANISATION, bundle, required=True, signed=True) if required else None
 
 
 # -- reading one layer ---------------------------------------------------------------------
@@ -155,11 +194,6 @@ def read_policy_bytes(path: Path) -> bytes:
 
 def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | None:
     """Parse and validate one layer; None when an optional file has gone away."""
-    import tomllib
-
-    from domestique.policy._locate import locate
-    from domestique.policy._validate import LayerValidator
-
     name = str(layer.path)
     try:
         raw = read_policy_bytes(layer.path)
@@ -171,6 +205,15 @@ def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | Non
         return LayerResult(errors=[f"{name}:1:1: cannot read policy file: {exc.strerror}"])
     except ValueError as exc:
         return LayerResult(errors=[f"{name}:1:1: {exc}"])
+    return _read_text(raw, layer, name, registered)
+
+
+def _read_text(raw: bytes, layer: LayerFile, name: str, registered: Sequence[str]) -> LayerResult:
+    import tomllib
+
+    from domestique.policy._locate import locate
+    from domestique.policy._validate import LayerValidator
+
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -200,6 +243,40 @@ def read_layer(layer: LayerFile, registered: Sequence[str]) -> LayerResult | Non
     )
 
 
+def read_organisation(layer: LayerFile, registered: Sequence[str]) -> tuple[LayerResult, int]:
+    """The signed organisation layer: verified against the pinned keys, then validated.
+
+    Returns the layer and the bundle revision. Any doubt is an error (which denies): no
+    bundle where one is required, an unreadable enrolment, a bundle that no longer verifies.
+    """
+    from domestique.hub.bundle import BundleRejected, verify_bundle
+
+    name = str(layer.path)
+    try:
+        raw = read_policy_bytes(layer.path)
+    except FileNotFoundError:
+        return LayerResult(
+            errors=[
+                f"{name}:1:1: {BUNDLE_REQUIRED}: the organisation requires a signed policy "
+                "bundle and none is installed; run 'domestique sync'"
+            ]
+        ), 0
+    except (OSError, ValueError) as exc:
+        return LayerResult(errors=[f"{name}:1:1: cannot read the policy bundle: {exc}"]), 0
+    try:
+        endpoint = json.loads(read_policy_bytes(layer.path.parent / HUB_ENDPOINT))
+        pinned = tuple(str(k) for k in endpoint["signing_keys"])
+        org = str(endpoint["org"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return LayerResult(errors=[f"{name}:1:1: the enrolment ({HUB_ENDPOINT}) is unreadable"]), 0
+    try:
+        bundle = verify_bundle(raw, pinned=pinned, org=org)
+    except BundleRejected as exc:
+        return LayerResult(errors=[f"{name}:1:1: {exc.code}: {exc.message}"]), 0
+    label = f"{name} (organisation policy, revision {bundle.revision})"
+    return _read_text(bundle.policy.encode("utf-8"), layer, label, registered), bundle.revision
+
+
 # -- merging ---------------------------------------------------------------------------------
 
 
@@ -225,16 +302,30 @@ def merge_layers(
     mode = ENFORCE
     base: dict[str, Rule] = {}
     project: dict[str, Rule] = {}
-    for layer, result in loaded:
-        if layer.kind == PROJECT:
+    tighten_only = {PROJECT}
+    if any(layer.kind == ORGANISATION for layer, _ in loaded):
+        tighten_only |= _TIGHTEN_ONLY_UNDER_ORG
+    # Tighten-only layers go last, so their rules and settings are judged against the whole
+    # base (the organisation's rules included), whatever their place in the order.
+    ordered = [x for x in loaded if x[0].kind not in tighten_only]
+    ordered += [x for x in loaded if x[0].kind in tighten_only]
+    for layer, result in ordered:
+        if layer.kind in tighten_only:
             for rule in result.rules:
                 if rule.id in base:
                     errors.append(
-                        f"{rule.source}:1: a project policy cannot replace rule {rule.id!r} of "
-                        f"the {base[rule.id].layer} policy; give the stricter rule its own id"
+                        f"{rule.source}:1: a {layer.kind} policy cannot replace rule "
+                        f"{rule.id!r} of the {base[rule.id].layer} policy; give the stricter "
+                        "rule its own id"
                     )
                 project.pop(rule.id, None)
                 project[rule.id] = rule
+            for key, action in result.settings.items():
+                # Under an organisation layer, lower layers may only make a setting stricter.
+                if action.severity > settings.get(key, _DEFAULT_SETTINGS[key]).severity:
+                    settings[key] = action
+            if result.mode == ENFORCE:
+                mode = ENFORCE  # enforcing is stricter; monitor from a lower layer is ignored
             continue
         settings.update(result.settings)
         mode = result.mode or mode
@@ -290,7 +381,8 @@ def _loosens(rule: Rule, base: EffectivePolicy, registered: Sequence[str]) -> st
             given = base.policy_action_for(code, ctx_one)
             if rule.action.severity < given.severity:
                 return (
-                    f"{rule.source}:1: a project policy may only tighten: rule {rule.id!r} sets "
+                    f"{rule.source}:1: a {rule.layer} policy may only tighten: rule {rule.id!r} "
+                    "sets "
                     f"{rule.action.value!r} for {code} ({ctx.component.value}, {ctx.actor.value})"
                     f" where the policy already says {given.value!r}"
                 )
@@ -325,7 +417,7 @@ def _content_key(path: Path) -> str | None:
         return None
 
 
-def _cache_key(layers: Sequence[LayerFile]) -> tuple[str, str]:
+def _cache_key(layers: Sequence[LayerFile], home: Path | None = None) -> tuple[str, str]:
     """(file name for this set of layer paths, key over their content stamps)."""
     from domestique import __version__
 
@@ -335,6 +427,8 @@ def _cache_key(layers: Sequence[LayerFile]) -> tuple[str, str]:
         "version": __version__,
         "layers": [[layer.kind, str(layer.path), _content_key(layer.path)] for layer in layers],
         "registry": [_stat_key(p) for p in _registry_files()],
+        # The pinned keys and organisation decide whether the bundle layer verifies.
+        "enrolment": _content_key(home / HUB_DIR / HUB_ENDPOINT) if home else None,
     }
     name = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:24]
     key = hashlib.sha256(json.dumps(stamps, sort_keys=True).encode()).hexdigest()
@@ -352,7 +446,12 @@ def _from_cache(data: dict[str, Any]) -> EffectivePolicy:
     )
     rules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["rules"]]
     prules = [Rule.from_json(r, source=str(r.get("source", ""))) for r in data["project_rules"]]
-    ref = PolicyRef(str(data["ref"]["id"]), str(data["ref"]["sha256"]))
+    bundle = data["ref"].get("bundle")
+    ref = PolicyRef(
+        str(data["ref"]["id"]),
+        str(data["ref"]["sha256"]),
+        bundle=int(bundle) if bundle is not None else None,
+    )
     return EffectivePolicy(
         settings=settings, rules=rules, project_rules=prules, layers=layers, ref=ref
     )
@@ -438,11 +537,19 @@ def build_policy(layers: Sequence[LayerFile]) -> EffectivePolicy:
     if not any(layer.kind == "builtin" for layer in layers):
         return EffectivePolicy.invalid([f"{BUILTIN_DIR}:1:1: no builtin policy files"], infos)
     loaded: list[tuple[LayerFile, LayerResult]] = []
+    revision: int | None = None
     for layer in layers:
-        result = read_layer(layer, registered)
-        if result is not None:
+        if layer.signed:
+            result, revision = read_organisation(layer, registered)
             loaded.append((layer, result))
-    return merge_layers(loaded, registered)
+            continue
+        found = read_layer(layer, registered)
+        if found is not None:
+            loaded.append((layer, found))
+    policy = merge_layers(loaded, registered)
+    if revision and policy.valid:
+        policy.ref = dataclasses.replace(policy.ref, bundle=revision)
+    return policy
 
 
 def load_policy(
@@ -469,7 +576,7 @@ def load_policy(
             mac_key = _cache_mac_key(home)
         except OSError:  # no usable install key: no cache, read the TOML files
             return build_policy(layers)
-        name, key = _cache_key(layers)
+        name, key = _cache_key(layers, home)
         cache_path = home / "cache" / f"policy-{name}.json"
         cached = _read_cache(cache_path, key, mac_key)
         if cached is not None:

@@ -44,6 +44,8 @@ PROTECTED_CODES: frozenset[str] = frozenset(
         "proxy.decompression_limit",
         "proxy.secret_in_signed_part",
         "proxy.secret_in_path",
+        "proxy.unredactable_part",
+        "proxy.secret_in_header",
         "hook.malformed_input",
         "hook.unknown_event",
         "hook.unknown_host",
@@ -412,7 +414,9 @@ class EffectivePolicy:
     def invalid_reason(self) -> Reason:
         first = self.errors[0] if self.errors else "policy invalid"
         more = f" (+{len(self.errors) - 1} more)" if len(self.errors) > 1 else ""
-        return Reason("policy.invalid", f"policy invalid, failing closed: {first}{more}")
+        # An enrolled endpoint without the bundle its organisation requires says so by code.
+        code = "hub.bundle.required" if ": hub.bundle.required: " in first else "policy.invalid"
+        return Reason(code, f"policy invalid, failing closed: {first}{more}")
 
     def rule_for(self, code: str, ctx: DecisionContext) -> Rule | None:
         """The base rule that decides ``code`` for a context with at most one host and path."""

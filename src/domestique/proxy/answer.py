@@ -46,6 +46,18 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _idx(value: Any) -> Any:
+    """An index from the answer as a channel key: any JSON value, made hashable."""
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return ("json", _dumps(value))
+
+
+def _items(value: Any) -> list[Any]:
+    """A member that should be an array, as a list; anything else has no items."""
+    return value if isinstance(value, list) else []
+
+
 class Restoring:
     """Both forms of a mapping: plain text, and JSON source (argument strings)."""
 
@@ -68,7 +80,8 @@ class Restoring:
                     changed = True
                 return out
             if isinstance(v, dict):
-                if v.get("type") in _SKIP_TYPES or v.get("thought") is True:
+                type_ = v.get("type")  # any JSON value: a schema may have a property "type"
+                if (isinstance(type_, str) and type_ in _SKIP_TYPES) or v.get("thought") is True:
                     return v
                 return {k: (x if k in _SKIP_KEYS else walk(x, k)) for k, x in v.items()}
             if isinstance(v, list):
@@ -235,7 +248,7 @@ class AnswerStream:
         if not isinstance(data, dict):
             return [ev]
         kind = data.get("type")
-        index = data.get("index")
+        index = _idx(data.get("index"))
         if kind == "content_block_delta" and isinstance(data.get("delta"), dict):
             delta = data["delta"]
             dtype = delta.get("type")
@@ -271,7 +284,7 @@ class AnswerStream:
         for choice in data["choices"]:
             if not isinstance(choice, dict):
                 continue
-            c = choice.get("index", 0)
+            c = _idx(choice.get("index", 0))
             piece = choice.get("text")
             if isinstance(piece, str):  # legacy /v1/completions chunks
                 out = self._channel((c, "text"), "chat", False).restorer.feed(piece)
@@ -285,10 +298,10 @@ class AnswerStream:
                         out = self._channel((c, what), "chat", False).restorer.feed(piece)
                         if out != piece:
                             delta[what], changed = out, True
-                for call in delta.get("tool_calls") or ():
+                for call in _items(delta.get("tool_calls")):
                     fn = call.get("function") if isinstance(call, dict) else None
                     if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
-                        key = (c, "tool", call.get("index", 0))
+                        key = (c, "tool", _idx(call.get("index", 0)))
                         piece = fn["arguments"]
                         out = self._channel(key, "chat", True).restorer.feed(piece)
                         if out != piece:
@@ -303,17 +316,22 @@ class AnswerStream:
             return False
         changed = False
         for key in [k for k in self._channels if k[0] == c]:
+            holder, name = (choice, "text") if key[1] == "text" else (delta, key[1])
+            if key[1] == "tool":
+                name = "tool_calls"
+            present = holder.get(name)
+            wanted = list if key[1] == "tool" else str
+            if present is not None and not isinstance(present, wanted):
+                continue  # an odd chunk: the held text goes out as its own chunk at the end
             pending = self._take(key)
             if not pending:
                 continue
             changed = True
             if key[1] == "tool":
-                calls = delta.setdefault("tool_calls", [])
+                calls: list[Any] = holder.setdefault(name, [])
                 calls.append({"index": key[2], "function": {"arguments": pending}})
-            elif key[1] == "text":
-                choice["text"] = (choice.get("text") or "") + pending
             else:
-                delta[key[1]] = (delta.get(key[1]) or "") + pending
+                holder[name] = str(present or "") + pending
         return changed
 
     # -- OpenAI Responses -------------------------------------------------------------------
@@ -328,7 +346,7 @@ class AnswerStream:
         before: list[SSEEvent] = []
         changed = False
         ids = {k: data[k] for k in ("item_id", "output_index", "content_index") if k in data}
-        key = (data.get("output_index"), data.get("content_index"))
+        key = (_idx(data.get("output_index")), _idx(data.get("content_index")))
         if kind in _RESPONSES_DELTAS and isinstance(data.get("delta"), str):
             what, json_mode = _RESPONSES_DELTAS[kind]
             ch = self._channel((*key, what), f"{kind}|{_dumps(ids)}", json_mode)
@@ -366,10 +384,10 @@ class AnswerStream:
         if not isinstance(data, dict):
             return [ev]
         changed = False
-        for pos, cand in enumerate(data.get("candidates") or ()):
+        for pos, cand in enumerate(_items(data.get("candidates"))):
             if not isinstance(cand, dict):
                 continue
-            c = cand.get("index", pos)
+            c = _idx(cand.get("index", pos))
             content = cand.get("content")
             parts = content.get("parts") if isinstance(content, dict) else None
             last_text: dict[str, Any] | None = None
@@ -495,7 +513,8 @@ class JsonArrayStream:
                     self._depth = 0
                     continue
                 if ch != "{":
-                    self._raw = ["[" if self._sent == 0 else "", text[i:]]
+                    # Not an object: the rest is held whole, after the separator it needs.
+                    self._raw = ["[" if self._sent == 0 else ",", text[i:]]
                     return "".join(out).encode("utf-8")
             self._elem.append(ch)
             if self._in_str:

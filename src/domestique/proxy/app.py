@@ -43,6 +43,7 @@ from domestique.proxy.envelopes import error_body, status_for
 from domestique.proxy.pipeline import (
     Inspection,
     ProxyPolicy,
+    RequestLine,
     ScanCache,
     ScannerLike,
     inspect_request,
@@ -57,6 +58,7 @@ from domestique.proxy.routes import (
     guess_provider,
 )
 from domestique.proxy.sse import EventFramer
+from domestique.proxy.stream_end import StreamEnd
 from domestique.proxy.vault import PlaceholderVault
 from domestique.records import (
     Action,
@@ -392,12 +394,17 @@ class FirewallApp:
         agent = identify_agent(headers.get("user-agent", ""))
         upstream_host = self._hosts.get(route.provider, "")
         policy = _BoundPolicy(self.engine.policy, self.engine.context_for(agent, upstream_host))
+        line = RequestLine(
+            scope.get("query_string", b"").decode("latin-1"),
+            tuple((k, v) for k, v in _raw_headers(scope) if k.lower() not in _DROP_REQUEST),
+        )
         if route.carries_content:
-            inspection = self._inspect(route, body, headers, policy)
+            inspection = self._inspect(route, body, headers, policy, line)
         else:
             # No body: judged as an empty one, so the same pipeline asks the policy (an
-            # invalid policy still stops everything) and scans the model named in the path.
-            judged = self._inspect(route, b"{}", headers, policy)
+            # invalid policy still stops everything) and scans the model named in the path,
+            # the query and the headers.
+            judged = self._inspect(route, b"{}", headers, policy, line)
             inspection = dataclasses.replace(
                 judged, body=None if judged.blocked else b"", bytes_in=0, bytes_out=0
             )
@@ -520,7 +527,12 @@ class FirewallApp:
             await _respond(send, provider, status, record.reasons, record.id)
 
     def _inspect(
-        self, route: Route, body: bytes, headers: Mapping[str, str], policy: ProxyPolicy
+        self,
+        route: Route,
+        body: bytes,
+        headers: Mapping[str, str],
+        policy: ProxyPolicy,
+        line: RequestLine | None = None,
     ) -> Inspection:
         try:
             return inspect_request(
@@ -533,6 +545,7 @@ class FirewallApp:
                 fingerprinter=self._fingerprinter,
                 limits=self.config.limits,
                 cache=self._scan_cache,
+                line=line,
             )
         except Exception as exc:  # noqa: BLE001 - inner boundary: a crash in the core blocks
             return Inspection(Action.BLOCK, (error_reason(exc),), None, bytes_in=len(body))
@@ -668,6 +681,9 @@ class FirewallApp:
         elif mapping:
             restorer = AnswerStream(route.operation, route.provider, mapping)
         framer = EventFramer() if restorer is None else None
+        # A close-delimited stream the upstream hangs up on ends like a finished one: only the
+        # provider's terminal event tells the two apart (an error answer is not judged).
+        ending = StreamEnd(route.operation, array=array) if 200 <= response.status < 300 else None
         # A client that goes away (the developer pressed Esc) stops the upstream stream at
         # once, even while the model is silent (thinking), rather than letting it generate,
         # and bill, an answer nobody reads: closing the response wakes the pending read.
@@ -680,6 +696,8 @@ class FirewallApp:
         broke: str | None = None
         try:
             async for chunk in response.content.iter_any():
+                if ending is not None:
+                    ending.feed(chunk)
                 if restorer is not None:
                     out = restorer.feed(chunk)
                 else:
@@ -695,6 +713,8 @@ class FirewallApp:
             gone.cancel()
         if gone.done() and not gone.cancelled():
             return None  # the client left: nothing more to send
+        if broke is None and ending is not None and not ending.complete:
+            broke = "no terminal event"
         if broke is not None:
             # The upstream broke off mid-answer: end with the provider's own error event, so
             # the client reports an incomplete answer instead of taking it as complete.

@@ -30,11 +30,35 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode(
         "proxy.secret_in_signed_part",
-        "A finding inside a signed or opaque part (thinking, reasoning) that cannot be redacted.",
+        "A finding inside a provider signature or ciphertext (a thinking block's signature,"
+        " encrypted_content, thoughtSignature) at its defined position: it cannot be redacted,"
+        " and ciphertext that matches a detector is not ciphertext.",
+    ),
+    ReasonCode(
+        "proxy.secret_in_model_output",
+        "A finding inside the model's own signed output replayed as the provider requires"
+        " (thinking, reasoning, Gemini thought parts): passed unmodified and recorded by default,"
+        " since the provider wrote it and changing it breaks the session.",
+    ),
+    ReasonCode(
+        "proxy.credential_by_design",
+        "A credential sent to the provider by design (the MCP connector's authorization_token,"
+        " an MCP tool's authorization): passed and recorded by default; a policy can block it.",
+    ),
+    ReasonCode(
+        "proxy.unredactable_part",
+        "Findings in both a string and the base64 payload it encodes: neither can be"
+        " rewritten without undoing the other, so the request is blocked.",
     ),
     ReasonCode(
         "proxy.secret_in_path",
-        "A finding in the request path (a Gemini model name) that cannot be redacted.",
+        "A finding in the request path (a Gemini model name) or query string (Gemini's key="
+        " aside) that cannot be redacted.",
+    ),
+    ReasonCode(
+        "proxy.secret_in_header",
+        "A finding in a forwarded request header other than the provider credential"
+        " (x-api-key, authorization, x-goog-api-key, api-key): headers are not redacted.",
     ),
     ReasonCode(
         "proxy.binary_unscanned",

@@ -13,17 +13,26 @@ import bisect
 import hashlib
 import json
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import unquote_plus
 
 import orjson
 
 from domestique.keys import Fingerprinter, mask_preview
 from domestique.proxy.body import BodyError, BodyLimits, decode_body, parse_json_object
-from domestique.proxy.fields import Extraction, FieldKind, apply_replacements, extract_fields
-from domestique.proxy.routes import Operation, Route
+from domestique.proxy.fields import (
+    UNMODIFIABLE,
+    Extraction,
+    FieldKind,
+    apply_replacements,
+    extract_fields,
+    redaction_conflicts,
+)
+from domestique.proxy.routes import Operation, Provider, Route
 from domestique.records import Action, Evidence, Reason, Verdict
 from domestique.redact import PLACEHOLDER_PATTERN, PlaceholderMaker, Span, redact_text
 
@@ -55,6 +64,59 @@ class ProxyPolicy(Protocol):
 
     def action_for(self, code: str) -> Action: ...
     def decide(self, reasons: Sequence[Reason]) -> Verdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RequestLine:
+    """What goes upstream besides the body: the query string and the headers, as forwarded."""
+
+    query: str = ""  # raw, without "?"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+# The developer's own key travels in these (per provider) and passes unscanned; Gemini clients
+# may put it in the query as ``key=``.
+_CREDENTIAL_HEADERS: dict[Provider, frozenset[str]] = {
+    Provider.ANTHROPIC: frozenset({"x-api-key", "authorization"}),
+    Provider.OPENAI: frozenset({"authorization", "api-key"}),
+    Provider.GEMINI: frozenset({"x-goog-api-key", "authorization"}),
+}
+
+
+def _request_line_parts(route: Route, line: RequestLine) -> list[tuple[str, str, str]]:
+    """(code if found, where, text) of every query name/value and header name/value that is
+    forwarded, but the provider credential (its auth header, Gemini's ``key=``)."""
+    parts: list[tuple[str, str, str]] = []
+    for item in line.query.split("&") if line.query else ():
+        name, _, value = item.partition("=")
+        name, value = unquote_plus(name), unquote_plus(value)
+        if route.provider is Provider.GEMINI and name == "key":
+            continue
+        parts.append(("proxy.secret_in_path", f"query.{name}", f"{name}={value}"))
+    skip = _CREDENTIAL_HEADERS[route.provider]
+    for name, value in line.headers:
+        if name.lower() in skip:
+            continue
+        parts.append(("proxy.secret_in_header", f"header.{name.lower()}", f"{name}: {value}"))
+    return parts
+
+
+def request_line_findings(
+    route: Route, line: RequestLine, scanner: ScannerLike, policy: ProxyPolicy
+) -> list[tuple[str, str, Evidence]]:
+    """(code, message, evidence) for every finding in the query string and the forwarded
+    headers, the provider credential aside. Neither can be redacted: a finding is
+    ``proxy.secret_in_path`` (query) or ``proxy.secret_in_header``; a code the policy allows
+    (``infra.*``) is recorded as itself. For routes without a body too (model lists)."""
+    items: list[tuple[str, str, Evidence]] = []
+    for code, where, text in _request_line_parts(route, line):
+        for f in scanner.scan(text):
+            ev = Evidence(where, f.preview, f.fingerprint)
+            if policy.action_for(f.code) is Action.ALLOW:
+                items.append((f.code, f"{f.code} in {where}", ev))
+            else:
+                items.append((code, f"{f.code} in {where}: it cannot be redacted", ev))
+    return items
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +253,15 @@ def inspect_request(
     fingerprinter: Fingerprinter,
     limits: BodyLimits | None = None,
     cache: ScanCache | None = None,
+    line: RequestLine | None = None,
 ) -> Inspection:
     """Judge one request body for ``route``. Never forwards what it could not scan.
 
     A body that cannot be decoded or parsed is blocked with its own reason code whatever the
     policy says (the policy can tighten, not loosen: there is nothing scanned to forward).
+    ``line``: the query and headers as forwarded; a finding there cannot be redacted and
+    blocks (``proxy.secret_in_path``, ``proxy.secret_in_header``), the provider credential
+    aside.
     """
     limits = limits or BodyLimits()
     try:
@@ -234,6 +300,7 @@ def inspect_request(
                     _path_ev(f),
                 )
             )
+    reason_items.extend(request_line_findings(route, line or RequestLine(), scanner, policy))
     reasons = _group(reason_items)
     # Asked even with no reasons: an invalid policy stops every request (policy.invalid).
     verdict = policy.decide(reasons)
@@ -258,6 +325,16 @@ def inspect_request(
             spans.setdefault(hit.field_index, []).append(Span(hit.start, hit.end, hit.code))
         elif action.stops:  # decide() and action_for() disagree: the stricter one holds
             return Inspection(Action.BLOCK, verdict.reasons, None, **common)  # type: ignore[arg-type]
+    conflicts = redaction_conflicts(extraction, list(spans))
+    if conflicts:
+        # A string and the payload it encodes both need a change: neither can be written
+        # without undoing the other, so nothing is forwarded.
+        reason = Reason(
+            "proxy.unredactable_part",
+            f"findings in both the text at {conflicts[0]} and the payload it encodes",
+            (Evidence(conflicts[0]),),
+        )
+        return Inspection(Action.BLOCK, (*verdict.reasons, reason), None, **common)  # type: ignore[arg-type]
     new_texts = {
         i: redact_text(extraction.fields[i].text, s, maker, mapping) for i, s in spans.items()
     }
@@ -394,6 +471,7 @@ def _scan(
             )
         for i, found in per_field.items():
             cache.put(extraction.fields[i].text, tuple(found))
+    located.extend(_seam_hits(extraction, scanner, cache))
     hits: list[_Hit] = []
     tails: dict[int, list[tuple[int, int]]] = {}
     for hit in sorted([*located, *fresh], key=lambda h: (h.field_index, h.start)):
@@ -406,18 +484,156 @@ def _scan(
             if kept is None:
                 continue
             hit.start, hit.end = kept
+        if f.in_tools and is_service_address(hit.code, f.text[hit.start : hit.end]):
+            continue  # the agent's own tool text naming a vendor's no-reply address
         ev = Evidence(f.path, hit.preview, hit.fingerprint)
-        if f.kind is FieldKind.SIGNED and (
+        if f.kind in UNMODIFIABLE and (
             policy is None or policy.action_for(hit.code) is not Action.ALLOW
         ):
-            items.append(
-                (
-                    "proxy.secret_in_signed_part",
-                    f"{hit.code} inside a signed part at {f.path}: it cannot be redacted",
-                    ev,
-                )
-            )
+            code, why = _UNMODIFIABLE_CODES[f.kind]
+            items.append((code, f"{hit.code} {why} at {f.path}", ev))
             continue
         items.append((hit.code, f"{hit.code} at {f.path}", ev))
         hits.append(hit)
     return hits, items
+
+
+SEAM_WINDOW = 160  # characters each side of a seam that the seam scan reads
+# Values that name a structure, not content: skipped when laying conversation text end to end.
+_STRUCTURAL_KEYS = frozenset(
+    {
+        "type",
+        "role",
+        "id",
+        "model",
+        "name",
+        "status",
+        "object",
+        "tool_use_id",
+        "tool_call_id",
+        "call_id",
+        "item_id",
+        "media_type",
+        "mime_type",
+        "mimeType",
+        "format",
+        "detail",
+        "filename",
+    }
+)
+
+
+@dataclass(slots=True)
+class _Piece:
+    """A run of a field's text laid into the seam stream (placeholders left out)."""
+
+    stream: int  # start in the stream
+    field_index: int
+    offset: int  # start in the field's text
+    length: int
+
+
+def _seam_stream(extraction: Extraction) -> tuple[str, list[_Piece], list[int]]:
+    """Conversation text end to end: every text value in order, structural values and keys
+    left out, placeholder-shaped strings cut out. Also the stream offsets of every seam (a
+    field boundary or a cut placeholder)."""
+    parts: list[str] = []
+    pieces: list[_Piece] = []
+    seams: list[int] = []
+    pos = 0
+    for i, f in enumerate(extraction.fields):
+        if f.kind is not FieldKind.TEXT or f.is_key or f.number or not f.text:
+            continue
+        if isinstance(f.key, str) and f.key in _STRUCTURAL_KEYS:
+            continue
+        if parts:
+            seams.append(pos)
+        cuts = [(m.start(), m.end()) for m in PLACEHOLDER_PATTERN.finditer(f.text)]
+        start = 0
+        for lo, hi in [*cuts, (len(f.text), len(f.text))]:
+            if lo > start:
+                pieces.append(_Piece(pos, i, start, lo - start))
+                parts.append(f.text[start:lo])
+                pos += lo - start
+            if hi > lo:
+                seams.append(pos)
+            start = hi
+    return "".join(parts), pieces, seams
+
+
+def _seam_hits(extraction: Extraction, scanner: ScannerLike, cache: ScanCache | None) -> list[_Hit]:
+    """Findings that only exist across a seam: a secret split over adjacent fields or
+    messages, or around a placeholder-shaped string. Each part is redacted where it lies.
+
+    Only windows of ``SEAM_WINDOW`` characters each side of a seam are scanned (one scan
+    call, windows joined like fields, each cached like a field), and only findings that reach
+    across a seam with text on both sides are kept: the main scan judged each field whole.
+    """
+    stream, pieces, seams = _seam_stream(extraction)
+    if not seams:
+        return []
+    # One window per seam, not merged: a window's text stays the same when the next turn
+    # adds messages, so the cache answers for resent history.
+    windows = [(max(0, x - SEAM_WINDOW), min(len(stream), x + SEAM_WINDOW)) for x in seams]
+    texts = [stream[lo:hi] for lo, hi in windows]
+    found: list[tuple[str, int, int, str, str]] = []  # code, stream start, end, fp, preview
+    pending: list[int] = []
+    for w, text in enumerate(texts):
+        cached = cache.get(text) if cache is not None else None
+        if cached is None:
+            pending.append(w)
+            continue
+        lo = windows[w][0]
+        found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in cached)
+    if pending:
+        joined = _SEPARATOR.join(texts[w] for w in pending)
+        starts, pos = [], 0
+        for w in pending:
+            starts.append(pos)
+            pos += len(texts[w]) + len(_SEPARATOR)
+        per_window: dict[int, list[CachedHit]] = {w: [] for w in pending}
+        for hit in _locate(scanner.scan(joined), starts, [len(texts[w]) for w in pending]):
+            w = pending[hit.field_index]
+            per_window[w].append((hit.code, hit.start, hit.end, hit.fingerprint, hit.preview))
+        for w, got in per_window.items():
+            if cache is not None:
+                cache.put(texts[w], tuple(got))
+            lo = windows[w][0]
+            found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in got)
+    out: list[_Hit] = []
+    piece_starts = [p.stream for p in pieces]
+    for code, start, end, fp, pv in dict.fromkeys(found):  # windows overlap: once each
+        at = bisect.bisect_right(seams, start)
+        if at >= len(seams) or not start < seams[at] < end:
+            continue  # inside one run: the main scan saw it
+        k = max(bisect.bisect_right(piece_starts, start) - 1, 0)
+        while k < len(pieces) and pieces[k].stream < end:
+            piece = pieces[k]
+            lo = max(start, piece.stream) - piece.stream + piece.offset
+            hi = min(end, piece.stream + piece.length) - piece.stream + piece.offset
+            if hi > lo:
+                out.append(_Hit(code, piece.field_index, lo, hi, fp, pv))
+            k += 1
+    return out
+
+
+# A finding in a part that is passed unmodified: the code that stands for it, and why.
+_UNMODIFIABLE_CODES: dict[FieldKind, tuple[str, str]] = {
+    FieldKind.SIGNED: ("proxy.secret_in_signed_part", "inside a signature or ciphertext"),
+    FieldKind.MODEL: ("proxy.secret_in_model_output", "inside the model's own signed output"),
+    FieldKind.CREDENTIAL: ("proxy.credential_by_design", "in a credential the API takes"),
+}
+_SERVICE_LOCAL = re.compile(
+    r"(?i)(?:no-?reply|do-?not-?reply|notifications?|notify|mailer-daemon|postmaster|bounces?"
+    r"|support|security|help|feedback|abuse|privacy|legal|info|hello|team|bot|actions?)"
+    r"(?:[+._-][A-Za-z0-9._-]*)?"
+)
+
+
+def is_service_address(code: str, value: str) -> bool:
+    """True for a vendor's no-reply or role address (``noreply@…``, ``support@…``,
+    ``…@users.noreply.github.com``): not a person's data. Only e-mail findings qualify."""
+    if code != "pii.email" or "@" not in value:
+        return False
+    local, _, domain = value.strip("<>").rpartition("@")
+    return _SERVICE_LOCAL.fullmatch(local) is not None or ".noreply." in f".{domain.lower()}"

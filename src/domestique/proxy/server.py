@@ -106,6 +106,10 @@ def build_app(
 ) -> FirewallApp:
     """The firewall app; ``log`` gets one line per request (``domestique proxy``: stderr)."""
     engine = build_engine(home, policy_file)
+    from domestique.hub.background import start_background_sync
+    from domestique.keys import domestique_home
+
+    start_background_sync(home or domestique_home())  # enrolled endpoints only; never raises
     # DOMESTIQUE_PROXY_SCAN_CACHE=0 scans every field of every request afresh (benchmarks).
     cache = os.environ.get("DOMESTIQUE_PROXY_SCAN_CACHE", "1") != "0"
     config = ProxyConfig(upstreams=dict(upstreams), scan_cache=cache)

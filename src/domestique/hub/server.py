@@ -1,0 +1,87 @@
+"""Running the hub: migrations at start, the signing key, and uvicorn with or without TLS.
+
+Plain http is served only on a loopback address unless ``insecure_http`` is given: the
+endpoints' credentials and records cross this connection.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from domestique.hub.store import HubStore
+
+SIGNING_KEY_NAME = "signing.key"
+
+
+class ServeError(ValueError):
+    """The hub cannot start with these options."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def local_signing_key(home: Path) -> Path:
+    return home / "hub" / SIGNING_KEY_NAME
+
+
+def ensure_signing_key(store: HubStore, home: Path) -> list[str]:
+    """The organisation's trusted keys; when none is registered yet, a new key is made under
+    the hub's home (``hub/signing.key``, 0600) and registered (a one-command trial)."""
+    from domestique.hub.bundle import generate_key, public_key_of
+
+    keys = store.signing_keys()
+    if keys:
+        return keys
+    path = local_signing_key(home)
+    public = public_key_of(path) if path.exists() else generate_key(path)
+    return store.trust_key(public)
+
+
+def serve(
+    *,
+    host: str,
+    port: int,
+    database: str | None,
+    home: Path,
+    certfile: Path | None = None,
+    keyfile: Path | None = None,
+    insecure_http: bool = False,
+) -> None:
+    """Migrate, then serve until interrupted."""
+    import uvicorn
+
+    from domestique.hub.app import HubApp
+    from domestique.proxy.server import tcp_listener
+
+    if (certfile is None) != (keyfile is None):
+        raise ServeError("--certfile and --keyfile go together")
+    if certfile is None and not is_loopback(host) and not insecure_http:
+        raise ServeError(
+            f"refusing plain http on {host}: give --certfile/--keyfile, put a TLS reverse proxy "
+            "in front and listen on 127.0.0.1, or pass --insecure-http explicitly"
+        )
+    store = HubStore.open(database, home)
+    store.org_id()
+    ensure_signing_key(store, home)
+    config = uvicorn.Config(
+        HubApp(store),
+        access_log=False,
+        log_level="warning",
+        lifespan="on",
+        server_header=False,
+        ssl_certfile=str(certfile) if certfile else None,
+        ssl_keyfile=str(keyfile) if keyfile else None,
+        timeout_graceful_shutdown=5,
+    )
+    sock = tcp_listener(host, port)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        store.close()
