@@ -133,3 +133,28 @@ def test_loader_reads_claims_match_and_the_url_rules_set_it() -> None:
         "secret.url_token",
         "secret.sentry_dsn",
     }
+
+
+def test_every_shipped_pattern_compiles_under_re2() -> None:
+    """The shipped rules are loaded without compiling (the engine compiles on first use), so
+    this is where a pattern that RE2 rejects is caught before it ships."""
+    import re2
+
+    from domestique.detect.re2opts import RE2_OPTIONS
+
+    for rule in RULES:
+        for pattern in (rule.regex, *rule.allow_patterns, *rule.deny_context):
+            re2.compile(pattern, RE2_OPTIONS)
+
+
+def test_a_rule_that_fails_to_compile_at_first_use_reports_an_error_not_clean() -> None:
+    """Patterns compile on first use: one that does not compile is an engine error finding."""
+    from domestique.keys import Fingerprinter
+
+    broken = load_rules_text(
+        "version = 1\n[[rules]]\nid = \"secret.t\"\nkeywords = ['zzkey']\nregex = 'zzkey(?=x)'\n",
+        "t.toml",
+        compile_patterns=False,
+    )
+    findings = Scanner(broken, Fingerprinter(b"k" * 32)).scan("zzkey=abc")
+    assert [f.code for f in findings] == ["engine.detector_error"]

@@ -39,6 +39,7 @@ from domestique.detect.finding import Finding
 from domestique.detect.re2opts import (
     NO_CAPTURE_OPTIONS,
     RE2_OPTIONS,
+    compile_once,
     first_match,
     found,
     groups_at,
@@ -475,15 +476,43 @@ def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
 
 
 class _CompiledRule:
-    __slots__ = ("_bounds", "allow", "deny", "regex", "rule", "validators")
+    """A rule with its patterns compiled on first use: most rules never run in a short-lived
+    process (a ``check`` masking one record, a scan whose text lacks their keywords), and
+    compiling all of them was most of a command's start-up. The builtin patterns are checked to
+    compile by the test suite; a pattern that fails raises inside the scan, which reports
+    ``engine.detector_error`` (never "nothing found")."""
+
+    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "rule", "validators")
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
-        self.regex = re2.compile(rule.regex, RE2_OPTIONS)
+        self._regex: re2._Regexp | None = None
         self._bounds: re2._Regexp | None = None
-        self.allow = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.allow_patterns)
-        self.deny = tuple(re2.compile(p, RE2_OPTIONS) for p in rule.deny_context)
+        self._allow: tuple[re2._Regexp, ...] | None = None
+        self._deny: tuple[re2._Regexp, ...] | None = None
         self.validators = tuple(VALIDATORS[v] for v in rule.validators)
+
+    # Races between threads are harmless: compile_once returns equal, immutable patterns.
+    @property
+    def regex(self) -> re2._Regexp:
+        regex = self._regex
+        if regex is None:
+            regex = self._regex = compile_once(self.rule.regex)
+        return regex
+
+    @property
+    def allow(self) -> tuple[re2._Regexp, ...]:
+        allow = self._allow
+        if allow is None:
+            allow = self._allow = tuple(compile_once(p) for p in self.rule.allow_patterns)
+        return allow
+
+    @property
+    def deny(self) -> tuple[re2._Regexp, ...]:
+        deny = self._deny
+        if deny is None:
+            deny = self._deny = tuple(compile_once(p) for p in self.rule.deny_context)
+        return deny
 
     @property
     def bounds(self) -> re2._Regexp:

@@ -6,6 +6,7 @@ backtracks, so no input can make matching super-linear.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import overload
 
@@ -20,6 +21,19 @@ NO_CAPTURE_OPTIONS = re2.Options()
 NO_CAPTURE_OPTIONS.log_errors = False
 NO_CAPTURE_OPTIONS.max_mem = 64 << 20
 NO_CAPTURE_OPTIONS.never_capture = True
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_once(pattern: str, options: re2.Options = RE2_OPTIONS) -> re2._Regexp:
+    """``re2.compile(pattern, options)``, compiled once per process per pattern and options.
+
+    The rule loader compiles every pattern to reject a bad one by name, and the engine needs the
+    same patterns: google-re2's own cache keeps only 128, fewer than the ruleset has, so without
+    this every pattern was compiled twice at start-up. A compile error is raised (not cached).
+    Compiled patterns are immutable and safe to share between scanners and threads.
+    """
+    return re2.compile(pattern, options)
+
 
 _NULL = (-1, -1)
 try:  # the wrapper's own loop costs ~5 µs per match in Python; call the C++ Match directly

@@ -19,7 +19,7 @@ from typing import Any
 
 import re2
 
-from domestique.detect.re2opts import RE2_OPTIONS
+from domestique.detect.re2opts import compile_once
 from domestique.detect.validators import VALIDATORS
 
 RULE_FILES_PACKAGE = "domestique.detect.rules"  # the data package next to this module
@@ -85,8 +85,11 @@ def _str_list(raw: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def parse_rule(raw: dict[str, Any], source: str) -> Rule:
-    """Check one ``[[rules]]`` table and build its :class:`Rule`; raises :class:`RuleError`."""
+def parse_rule(raw: dict[str, Any], source: str, *, compile_patterns: bool = True) -> Rule:
+    """Check one ``[[rules]]`` table and build its :class:`Rule`; raises :class:`RuleError`.
+
+    ``compile_patterns=False`` skips compiling the patterns here (the engine compiles each on
+    first use): only for the shipped rules, which the test suite compiles."""
     rid = raw.get("id")
     where = f"{source}:{rid or '?'}"
     if not isinstance(rid, str) or "." not in rid:
@@ -98,10 +101,11 @@ def parse_rule(raw: dict[str, Any], source: str) -> Rule:
     if not isinstance(regex, str) or not regex:
         raise RuleError(f"{where}: regex is required")
     try:
-        compiled = re2.compile(regex, RE2_OPTIONS)
+        # Kept by compile_once for the engine: compiled once, failing early with the rule's name.
+        if compile_patterns:
+            compile_once(regex)
     except re2.error as exc:
         raise RuleError(f"{where}: regex does not compile under RE2: {exc}") from None
-    del compiled  # compiled again by the engine; here only to fail early with the rule's name
     validators = _str_list(raw, "validators", where)
     for name in validators:
         if name not in VALIDATORS:
@@ -109,7 +113,8 @@ def parse_rule(raw: dict[str, Any], source: str) -> Rule:
     for key in ("allow_patterns", "deny_context"):
         for pattern in _str_list(raw, key, where):
             try:
-                re2.compile(pattern, RE2_OPTIONS)
+                if compile_patterns:
+                    compile_once(pattern)
             except re2.error:
                 raise RuleError(f"{where}: {key} pattern does not compile under RE2") from None
     entropy = raw.get("entropy")
@@ -138,8 +143,9 @@ def parse_rule(raw: dict[str, Any], source: str) -> Rule:
     )
 
 
-def load_rules_text(text: str, source: str) -> list[Rule]:
-    """Rules from one TOML document (``version = 1`` and ``[[rules]]`` tables)."""
+def load_rules_text(text: str, source: str, *, compile_patterns: bool = True) -> list[Rule]:
+    """Rules from one TOML document (``version = 1`` and ``[[rules]]`` tables); see
+    :func:`parse_rule` for ``compile_patterns``."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -149,18 +155,22 @@ def load_rules_text(text: str, source: str) -> list[Rule]:
     tables = doc.get("rules", [])
     if not isinstance(tables, list):
         raise RuleError(f"{source}: rules must be an array of tables")
-    return [parse_rule(t, source) for t in tables]
+    return [parse_rule(t, source, compile_patterns=compile_patterns) for t in tables]
 
 
 def builtin_rules() -> tuple[Rule, ...]:
-    """Every rule shipped in the package, in file order; ids are unique."""
+    """Every rule shipped in the package, in file order; ids are unique.
+
+    Their patterns are not compiled here: a short-lived command would compile ~200 patterns it
+    mostly never runs. ``tests/detect`` compiles every shipped pattern."""
     rules: list[Rule] = []
     files = sorted(
         (f for f in resources.files(RULE_FILES_PACKAGE).iterdir() if f.name.endswith(".toml")),
         key=lambda f: f.name,
     )
     for f in files:
-        rules.extend(load_rules_text(f.read_text(encoding="utf-8"), f.name))
+        text = f.read_text(encoding="utf-8")
+        rules.extend(load_rules_text(text, f.name, compile_patterns=False))
     seen: set[str] = set()
     for r in rules:
         if r.id in seen:
