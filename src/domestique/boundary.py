@@ -5,21 +5,91 @@ code, and a record that cannot be written turns its decision into deny/block wit
 ``audit.write_failed``. Frameworks' own error handlers are never relied on to fail closed.
 
 Exception *messages* are never copied into reasons: they can quote the judged input (a secret).
-The reason names the exception type and where it was raised, nothing more.
+A failure of the machine (a full disk, a read-only or locked file: :class:`OSError`,
+:mod:`sqlite3` errors) is named by its cause and the file it hit, from the errno or SQLite's
+result code, never from the message. Any other exception is a bug in Domestique: the reason names
+its type and where it was raised, for the bug report. An audit store failure never names a
+code location: it names the store's path and the cause.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
+import os
+import sqlite3
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 from domestique.records import Action, DecisionRecord, Reason, Verdict
 
+# errno values a user can act on, in plain words; the rest use the C library's own text.
+_ERRNO_WORDS = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EROFS: "read-only file system",
+    errno.ENOTDIR: "a path component is not a directory",
+    errno.ENOENT: "no such file or directory",
+    errno.EIO: "input/output error",
+}
+
+# SQLite result codes (primary code, low byte) in plain words.
+_SQLITE_WORDS = {
+    "SQLITE_FULL": "disk full",
+    "SQLITE_READONLY": "the file or its folder is read-only",
+    "SQLITE_CANTOPEN": "the file cannot be opened (missing folder or no permission)",
+    "SQLITE_PERM": "permission denied",
+    "SQLITE_BUSY": "locked by another process",
+    "SQLITE_LOCKED": "locked by another connection",
+    "SQLITE_IOERR": "input/output error",
+    "SQLITE_CORRUPT": "the file is damaged",
+    "SQLITE_NOTADB": "the file is not a database",
+    "SQLITE_NOMEM": "out of memory",
+}
+
+
+def describe_cause(exc: BaseException) -> str | None:
+    """The cause of a machine failure in words, or None when ``exc`` is not one.
+
+    Built from the errno or SQLite's result code only: an exception's message is never quoted.
+    """
+    if isinstance(exc, OSError) and exc.errno is not None:
+        words = _ERRNO_WORDS.get(exc.errno) or os.strerror(exc.errno).lower()
+        return f"{words} (errno {exc.errno})"
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", None)
+        if isinstance(name, str) and name.startswith("SQLITE_"):
+            primary = "_".join(name.split("_")[:2])  # SQLITE_READONLY_DBMOVED -> SQLITE_READONLY
+            return f"{_SQLITE_WORDS.get(primary, 'database error')} ({name})"
+        return f"database error ({type(exc).__name__})"
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    return None
+
 
 def error_reason(exc: BaseException, code: str = "engine.internal_error") -> Reason:
-    """A reason for ``exc`` that names its type and the innermost frame, never its message."""
+    """A reason for ``exc``; never its message (see the module docstring).
+
+    An exception carrying ``store_path`` and ``cause`` (``AuditStoreError``) names both. A
+    machine failure names its cause (and the file an :class:`OSError` names). An audit write
+    failure never names a code location; any other exception names its type and the innermost
+    frame.
+    """
+    store_path = getattr(exc, "store_path", None)
+    cause = getattr(exc, "cause", None)
+    if isinstance(store_path, Path) and isinstance(cause, str):
+        return Reason(code, f"cannot write the audit store {store_path}: {cause}; failing closed")
+    described = describe_cause(exc)
+    if described is not None:
+        filename = getattr(exc, "filename", None)
+        on = f"{filename}: " if isinstance(filename, str) else ""
+        what = "cannot write the audit store: " if code == "audit.write_failed" else ""
+        return Reason(code, f"{what}{on}{described}; failing closed")
+    if code == "audit.write_failed":
+        return Reason(code, f"cannot write the audit store: {type(exc).__name__}; failing closed")
     where = ""
     tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else None
     if tb:

@@ -4,14 +4,18 @@ unknown tools; and that every decision is recorded with host, agent, session and
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hook_helpers import (
+    DOMESTIQUE,
     FAKE_TOKEN,
     HOSTS,
     NO_ASK,
+    HookResult,
     decision,
     file_payload,
     message,
@@ -272,6 +276,48 @@ def test_unwritable_audit_store_denies(hook_env: dict[str, str], repo: Path) -> 
     r = run_hook("claude-code", shell_payload("claude-code", "git status", repo), hook_env, repo)
     assert decision("claude-code", r) == "deny"
     assert r.code == 2
+    # The message names the store's path and the cause, never a code location.
+    said = (r.stdout + r.stderr).decode()
+    assert f"cannot write the audit store: {state}/" in said, said
+    assert "not a directory (errno 20)" in said, said
+    assert ".py:" not in said, said
+    assert "Traceback" not in said, said
+
+
+def test_full_audit_store_names_path_and_cause(hook_env: dict[str, str], repo: Path) -> None:
+    """A store that cannot grow (the file-size limit of a full disk) is named with its cause."""
+    import resource
+    import signal
+
+    state = Path(hook_env["DOMESTIQUE_HOME"])
+    payload = shell_payload("claude-code", "git status", repo)
+    assert run_hook("claude-code", payload, hook_env, repo).code == 0  # creates the store
+    size = sum(p.stat().st_size for p in state.glob("audit.sqlite3*"))
+
+    def no_room() -> None:
+        # Writes past the current size fail with EFBIG, as on a disk with no space left.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    payload = shell_payload("claude-code", f"git status # {FAKE_TOKEN}", repo)
+    done = subprocess.run(
+        [DOMESTIQUE, "hook", "claude-code"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        env=hook_env,
+        cwd=repo,
+        timeout=60,
+        check=False,
+        preexec_fn=no_room,
+    )
+    r = HookResult(done.stdout, done.stderr, done.returncode)
+    assert decision("claude-code", r) == "deny"
+    said = (r.stdout + r.stderr).decode()
+    assert f"cannot write the audit store {state / 'audit.sqlite3'}" in said, said
+    assert "(SQLITE_" in said or "(errno " in said, said
+    assert ".py:" not in said, said
+    assert "Traceback" not in said, said
+    assert FAKE_TOKEN not in said
 
 
 # --- pure parts -----------------------------------------------------------------------------

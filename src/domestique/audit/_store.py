@@ -17,7 +17,8 @@ in ``verify``'s docstring.
 
 Durability: ``synchronous=NORMAL`` in WAL mode. A committed record survives a crash of the
 writing process (the SIGKILL test); a power loss may lose the last few commits. This module
-imports only the standard library and :mod:`domestique.records`/:mod:`domestique.keys`, because
+imports only the standard library, :mod:`domestique.records`/:mod:`domestique.keys` and (on a
+failure) :mod:`domestique.boundary`, because
 the hook process appends once per command.
 """
 
@@ -70,7 +71,28 @@ _SCHEMA = (
 
 
 class AuditStoreError(RuntimeError):
-    """The audit store cannot be opened or written. The message never quotes record content."""
+    """The audit store cannot be opened or written. The message never quotes record content.
+
+    ``store_path`` and ``cause`` (when set) name the file and the cause in words (from the
+    errno or SQLite's result code); the hooks and the firewall show them in the deny reason.
+    """
+
+    def __init__(
+        self, message: str, *, store_path: Path | None = None, cause: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.store_path = store_path
+        self.cause = cause
+
+
+def _store_error(doing: str, path: Path, exc: BaseException) -> AuditStoreError:
+    """``AuditStoreError`` for ``exc`` met while ``doing`` on ``path``: names both and the cause."""
+    from domestique.boundary import describe_cause
+
+    cause = describe_cause(exc) or type(exc).__name__
+    return AuditStoreError(
+        f"cannot {doing} audit store {path}: {cause}", store_path=path, cause=cause
+    )
 
 
 def chain_hash(seq: int, prev_hash: str, canonical: bytes) -> str:
@@ -210,13 +232,13 @@ class AuditStore:
                 path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
         except (OSError, sqlite3.Error) as exc:
-            raise AuditStoreError(f"cannot open audit store {path}: {exc}") from None
+            raise _store_error("open", path, exc) from None
         store = cls(home, conn)
         try:
             store._prepare()
         except (OSError, sqlite3.Error) as exc:
             conn.close()
-            raise AuditStoreError(f"cannot prepare audit store {path}: {exc}") from None
+            raise _store_error("prepare", path, exc) from None
         return store
 
     def _prepare(self) -> None:
@@ -273,7 +295,7 @@ class AuditStore:
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise AuditStoreError(f"audit store busy or unwritable: {exc}") from None
+                raise _store_error("write", self.path, exc) from None
             try:
                 row = conn.execute(
                     "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
@@ -303,8 +325,8 @@ class AuditStore:
             except BaseException as exc:
                 with contextlib.suppress(sqlite3.Error):
                     conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error):
-                    raise AuditStoreError(f"audit append failed: {exc}") from None
+                if isinstance(exc, (sqlite3.Error, OSError)):
+                    raise _store_error("write", self.path, exc) from None
                 raise
             self._advance_checkpoint(seq, prev, prior_seq=prior_seq)
         return seqs
