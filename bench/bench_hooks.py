@@ -2,8 +2,9 @@
 
 Side by side in one hyperfine run, all with the same interpreter (the project's virtualenv
 python, never a version-manager shim): the baseline; the hook through the daemon, both as
-`domestique install` writes it (`python -c 'from domestique.hooks.entry import main; …'`) and
-as the `domestique` console script; and the same two deciding in-process (daemon off).
+`domestique install` writes it (since issue 16: the `domestique` console script by absolute
+path, `<domestique> hook claude-code`; before, an inline `python -P -c …` entry) and as the
+`domestique` console script; and the same two deciding in-process (daemon off).
 Payload: a Claude Code PreToolUse call for `git status` (and `curl … | sh` with --deny).
 
     .venv/bin/python bench/bench_hooks.py [--runs 100] [--deny] [--json OUT]

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from hook_helpers import DOMESTIQUE, HOSTS
 
+from domestique.hooks.install import is_hook_command
+
 JSON_HOSTS = [h for h in HOSTS if h != "cline"]
 
 USER_FILES = {
@@ -58,7 +60,7 @@ def _entries(doc: object) -> list[str]:
     def visit(v: object) -> None:
         if isinstance(v, dict):
             for key in ("command", "bash"):
-                if isinstance(v.get(key), str) and "domestique.hooks.entry" in v[key]:
+                if isinstance(v.get(key), str) and is_hook_command(v[key]):
                     found.append(v[key])
             for x in v.values():
                 visit(x)
@@ -114,7 +116,7 @@ def test_install_keeps_unrelated_settings_and_is_idempotent(
 def test_claude_code_entries_fail_closed_with_a_timeout(
     hook_env: dict[str, str], repo: Path
 ) -> None:
-    """Claude Code: every tool and every prompt, onFailure block, a timeout, `python -m` form."""
+    """Claude Code: every tool and every prompt, onFailure block, a timeout, the console script."""
     assert _run(hook_env, repo, "install", "claude-code").returncode == 0
     doc = json.loads((Path(hook_env["HOME"]) / USER_FILES["claude-code"]).read_text())
     pre = doc["hooks"]["PreToolUse"][0]
@@ -122,8 +124,7 @@ def test_claude_code_entries_fail_closed_with_a_timeout(
     handler = pre["hooks"][0]
     assert handler["onFailure"] == "block"
     assert handler["timeout"] == 10
-    assert "from domestique.hooks.entry import main" in handler["command"]
-    assert handler["command"].endswith("' claude-code")
+    assert handler["command"] == f"{DOMESTIQUE} hook claude-code"
     assert doc["hooks"]["UserPromptSubmit"][0]["hooks"][0]["onFailure"] == "block"
 
 
@@ -144,8 +145,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(hook_env: dict[str, str], re
     r = _run(hook_env, repo, "install", "gemini", "--dry-run")
     assert r.returncode == 0
     assert r.stdout.startswith("--- /dev/null")
-    assert "from domestique.hooks.entry import main" in r.stdout
-    assert 'gemini",' in r.stdout
+    assert f'"command": "{DOMESTIQUE} hook gemini || exit 2",' in r.stdout
     assert not (Path(hook_env["HOME"]) / USER_FILES["gemini"]).exists()
 
 
@@ -201,7 +201,7 @@ def test_cline_hooks_are_executables_and_foreign_ones_are_kept(
     assert _run(hook_env, repo, "install", "cline").returncode == 0
     script = hooks / "PreToolUse"
     assert os.access(script, os.X_OK)
-    assert script.read_text().endswith("main()' cline\n")
+    assert script.read_text().endswith(f"\nexec {DOMESTIQUE} hook cline\n")
     assert _run(hook_env, repo, "install", "cline").stdout.count("already installed") == 2
     assert _run(hook_env, repo, "uninstall", "cline").returncode == 0
     assert not script.exists()
@@ -213,23 +213,45 @@ def test_cline_hooks_are_executables_and_foreign_ones_are_kept(
     assert "cancel" in script.read_text()
 
 
-@pytest.mark.parametrize("host", ["claude-code", "copilot"])
-def test_installed_command_denies_when_domestique_cannot_be_imported(
-    host: str, hook_env: dict[str, str], repo: Path, tmp_path: Path
+def test_python_without_domestique_is_refused(
+    hook_env: dict[str, str], repo: Path, tmp_path: Path
 ) -> None:
-    """The installed command denies (exit 2; Copilot: JSON deny) if the package is gone."""
+    """``--python`` must import Domestique: otherwise the install is refused, nothing written."""
     stub = tmp_path / "python"
     # An interpreter that has no Domestique: the venv's python in isolated mode, no site.
     stub.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S "$@"\n')
     stub.chmod(0o755)
-    assert _run(hook_env, repo, "install", host, "--python", str(stub)).returncode == 0
+    r = _run(hook_env, repo, "install", "claude-code", "--python", str(stub))
+    assert r.returncode == 2
+    assert f"--python {stub}: this Python cannot import Domestique" in r.stderr
+    assert not (Path(hook_env["HOME"]) / USER_FILES["claude-code"]).exists()
+    # The Python that has it is accepted, and the entry is its `domestique` command.
+    assert (
+        _run(hook_env, repo, "install", "claude-code", "--python", sys.executable).returncode == 0
+    )
+    path = Path(hook_env["HOME"]) / USER_FILES["claude-code"]
+    assert set(_entries(json.loads(path.read_text()))) == {f"{DOMESTIQUE} hook claude-code"}
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex", "gemini", "windsurf", "copilot"])
+def test_installed_command_is_readable_and_blocks_when_it_cannot_start(
+    host: str, hook_env: dict[str, str], repo: Path
+) -> None:
+    """The entry is ``<domestique> hook HOST``; where the host would run the tool when the
+    command is missing, a short fallback blocks (exit 2; Copilot: a JSON deny)."""
+    assert _run(hook_env, repo, "install", host).returncode == 0
     path = Path(hook_env["HOME"]) / USER_FILES[host]
     (command,) = set(_entries(json.loads(path.read_text())))
+    assert command.startswith(f"{DOMESTIQUE} hook {host}")
+    assert len(command) < 200
+    gone = command.replace(DOMESTIQUE, str(repo / "moved" / "domestique"))
     done = subprocess.run(
-        ["sh", "-c", command], input=b"{}", capture_output=True, env=hook_env, check=False
+        ["sh", "-c", gone], input=b"{}", capture_output=True, env=hook_env, check=False
     )
-    assert b"hook.import_failed" in done.stderr
-    if host == "copilot":
+    if host == "claude-code":  # blocked by the host itself: onFailure "block"
+        assert command == f"{DOMESTIQUE} hook {host}"
+        assert done.returncode == 127
+    elif host == "copilot":
         assert json.loads(done.stdout)["permissionDecision"] == "deny"
         assert done.returncode == 0
     else:

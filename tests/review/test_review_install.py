@@ -103,7 +103,7 @@ def test_daemon_is_not_started_from_the_project_folder(
 @pytest.mark.parametrize(
     ("command", "safe"),
     [
-        (hook_command("claude-code", "/usr/bin/python3"), True),
+        (hook_command("claude-code"), True),
         ("/usr/bin/python3 -c 'from domestique.hooks.entry import main; main()' codex", False),
         ("/usr/bin/python3 -I -c 'import x' codex", True),
         ("/usr/local/bin/domestique hook gemini", True),

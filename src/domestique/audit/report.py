@@ -440,11 +440,19 @@ class Report:
 
 
 def build_report(records: Iterable[Mapping[str, Any]], *, since: str | None) -> Report:
+    """The report over ``records``; `domestique doctor`'s probe decisions are left out."""
     until = utc_now_iso()
     report = Report(since=since, until=until, hourly=_hourly(since, until))
     for record in records:
-        report.add(record)
+        if not is_probe(record):
+            report.add(record)
     return report
+
+
+def is_probe(record: Mapping[str, Any]) -> bool:
+    """True for a decision made on `domestique doctor`'s own probe (never counted)."""
+    obj = record.get("object")
+    return isinstance(obj, Mapping) and obj.get("probe") is True
 
 
 def _hourly(since: str | None, until: str) -> bool:

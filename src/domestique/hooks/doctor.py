@@ -28,11 +28,11 @@ from domestique.hooks.install import (
     CLINE_EVENTS,
     CLINE_MARK,
     CODEX_FEATURES_OFF,
-    MARK,
     SETTINGS,
     TIMEOUT_S,
     codex_home,
     codex_trust_entries,
+    is_hook_command,
     project_root,
 )
 
@@ -189,7 +189,7 @@ def _installed_commands(host: str, path: Path) -> tuple[list[str], bool]:
     def visit(value: object) -> None:
         if isinstance(value, dict):
             cmd = value.get("command", value.get("bash"))
-            if isinstance(cmd, str) and MARK in cmd:
+            if isinstance(cmd, str) and is_hook_command(cmd):
                 commands.append(cmd)
                 if host == "claude-code":
                     switches.append(value.get("onFailure") == "block")
@@ -220,18 +220,28 @@ def _safe_path(command: str) -> bool:
     return any(f in ("-P", "-I") or (f.startswith("-") and "P" in f[1:]) for f in flags)
 
 
-def probe(host: str, command: str) -> list[str]:
-    """Problems found running ``command`` as the host would (empty: answering correctly)."""
+def probe(host: str, command: str, project: Path | None = None) -> list[str]:
+    """Problems found running ``command`` as the host would (empty: answering correctly).
+
+    The hook runs with ``DOMESTIQUE_PROBE=doctor``: its records are marked as probes and never
+    counted in ``domestique report``. When a probe goes wrong, the root causes found by
+    :func:`root_causes` follow the symptom.
+    """
+    from domestique.hooks.judge import PROBE_ENV, PROBE_VALUE
+
     problems = []
+    env = {**os.environ, PROBE_ENV: PROBE_VALUE}
     for shell_command, want_stop in ((SAFE, False), (DANGEROUS, True)):
         payload = json.dumps(probe_payload(host, shell_command)).encode()
         try:
+            # Through a shell, as the hosts run it (an entry may end with `|| exit 2`).
             done = subprocess.run(
-                shlex.split(command),
+                ["/bin/sh", "-c", command],
                 input=payload,
                 capture_output=True,
                 timeout=TIMEOUT_S,
                 check=False,
+                env=env,
             )
         except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
             problems.append(f"hook did not answer: {type(exc).__name__}")
@@ -240,7 +250,88 @@ def probe(host: str, command: str) -> list[str]:
         if stops != want_stop:
             verb = "denied" if stops else "allowed"
             problems.append(f"hook {verb} `{shell_command}`")
+    if problems:
+        problems += [f"cause: {c}" for c in root_causes(command, project)]
     return problems
+
+
+def root_causes(command: str, project: Path | None) -> list[str]:
+    """Why a hook command cannot decide: a command or Python that cannot start Domestique, an
+    invalid policy (file:line and the error), an unwritable ``DOMESTIQUE_HOME``, a hook daemon
+    that cannot start. Each check fails into a named cause, never a traceback."""
+    causes: list[str] = []
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = []
+    exe = shutil.which(words[0]) if words else None
+    if not words or exe is None:
+        causes.append(
+            f"the hook command {words[0] if words else command!r} cannot start: not found or "
+            "not executable; run `domestique install HOST` again"
+        )
+    elif (python := _interpreter(exe, words)) is not None:
+        try:
+            done = subprocess.run(
+                [python, "-I", "-c", "import domestique"],
+                capture_output=True,
+                timeout=TIMEOUT_S,
+                check=False,
+            )
+            imports = done.returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            imports = False
+        if not imports:
+            causes.append(
+                f"{python} cannot import Domestique: install it in that Python, or run "
+                "`domestique install HOST` again from the Python that has it"
+            )
+    from domestique.keys import domestique_home
+    from domestique.policy import load_policy
+
+    policy = load_policy(project_dir=project, use_cache=False)
+    if not policy.valid:
+        more = f" (+{len(policy.errors) - 1} more)" if len(policy.errors) > 1 else ""
+        causes.append(f"invalid policy: {policy.errors[0]}{more}; see `domestique policy check`")
+    home = domestique_home()
+    from domestique.audit import AuditStore, AuditStoreError
+
+    try:
+        AuditStore.open(home).close()
+    except AuditStoreError as exc:
+        causes.append(f"DOMESTIQUE_HOME is not writable: {exc}")
+    causes += daemon_causes(home)
+    return causes
+
+
+def _interpreter(exe: str, words: list[str]) -> str | None:
+    """The Python a hook command runs: itself (``python -c``) or its script's ``#!`` line."""
+    if "-c" in words or Path(exe).name.startswith("python"):
+        return exe
+    try:
+        with open(exe, "rb") as f:
+            first = f.readline(512)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    parts = first[2:].decode("utf-8", "replace").split()
+    if parts and Path(parts[0]).name == "env" and len(parts) > 1:
+        return shutil.which(parts[1])
+    return parts[0] if parts and "python" in Path(parts[0]).name else None
+
+
+def daemon_causes(home: Path) -> list[str]:
+    """Why the hook daemon cannot start (the hook then decides in-process, more slowly)."""
+    from domestique.hooks.entry import socket_path
+
+    path = socket_path(str(home))
+    if len(os.fsencode(path)) >= 108:  # sun_path holds 107 bytes and a NUL on Linux
+        return [
+            f"the hook daemon cannot start: its socket path {path} is longer than 107 bytes "
+            "(set DOMESTIQUE_HOME to a shorter path); hooks decide in-process, more slowly"
+        ]
+    return []
 
 
 def _read(path: Path, kind: str = "json") -> Any:
@@ -288,7 +379,7 @@ def _gemini_blockers(paths: list[Path]) -> list[str]:
             problems.append(f"Gemini CLI runs no hook: hooksConfig.enabled is false in {path}")
         disabled = config.get("disabled")
         if isinstance(disabled, list) and any(
-            isinstance(d, str) and (d == "domestique" or MARK in d) for d in disabled
+            isinstance(d, str) and (d == "domestique" or is_hook_command(d)) for d in disabled
         ):
             problems.append(f"Gemini CLI skips the hook: it is in hooksConfig.disabled in {path}")
         tools = doc.get("tools") if isinstance(doc.get("tools"), dict) else {}
@@ -320,7 +411,9 @@ def _codex_blockers(hook_files: list[Path]) -> list[str]:
                 )
     listed = codex_hooks_list()
     if listed is not None:
-        ours = [h for h in listed if isinstance(h, dict) and MARK in str(h.get("command", ""))]
+        ours = [
+            h for h in listed if isinstance(h, dict) and is_hook_command(str(h.get("command", "")))
+        ]
         if not ours and hook_files:
             problems.append("Codex does not list the Domestique hook (codex app-server hooks/list)")
         for h in ours:
@@ -494,7 +587,7 @@ def examine(host: str, home: Path, project: Path | None) -> HostReport:
                 "hook runs Python without -P: a `domestique/` folder in the project would be "
                 f"imported instead of Domestique; run `domestique install {host}` again"
             )
-        answering += probe(host, command)
+        answering += probe(host, command, project)
     report.problems += answering
     report.answering = not answering
     return report

@@ -7,10 +7,15 @@ entries), copies the file to ``$DOMESTIQUE_HOME/backups/`` before changing it, a
 set (Claude Code ``onFailure: "block"``, Cursor ``failClosed: true``), and every entry has a
 timeout. A file that does not parse is never overwritten.
 
-The hook command is ``'<this python>' -m domestique.hooks.entry HOST``: the interpreter that has
-Domestique installed, without the console-script wrapper (which costs an ``import re``).
-Uninstall removes exactly Domestique's entries; when nothing else changed since the install, the
-backup is restored byte for byte.
+The hook command is ``/abs/path/domestique hook HOST``: the ``domestique`` command of the
+environment that has Domestique installed (the one on ``PATH`` when it is the same file, e.g.
+pipx's or uv's link, which survives upgrades). A console script puts its own folder, not the
+project, first on ``sys.path``. Where a host does not block by itself when a hook command cannot
+start, the entry ends with a short fallback that blocks (:data:`MISSING_FALLBACK`; the per-host
+behaviour is in docs/agents.md). ``--python PATH`` must import Domestique and have the
+command, or the install is refused. Uninstall removes exactly Domestique's entries (the older
+inline ``python -c`` entries too); when nothing else changed since the install, the backup is
+restored byte for byte.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ import difflib
 import hashlib
 import json
 import os
+import re
 import shlex
+import shutil
+import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,29 +50,96 @@ class InstallError(ValueError):
     """The settings file cannot be changed safely (unparsable, not ours, …)."""
 
 
-# What the host runs: the entry point through ``python -c`` (no runpy, no console-script
-# wrapper), and a deny in every host's protocol when Domestique itself cannot be imported.
-ENTRY_SHIM = f"""import sys
-try:
-    from {MARK} import main
-except BaseException:
-    r = "Domestique denied this (hook.import_failed): Domestique cannot be imported; run domestique doctor"
-    print('{{"permissionDecision":"deny","permissionDecisionReason":"%s","decision":"deny","reason":"%s","permission":"deny","cancel":true,"errorMessage":"%s"}}' % (r, r, r))
-    sys.stderr.write(r + "\\n")
-    sys.exit(0 if sys.argv[1:] == ["copilot"] else 2)
-main()"""  # noqa: E501 - a script, kept on the lines Python needs
+# How a command that cannot start (Domestique uninstalled, moved) is made to block where the
+# host would otherwise run the tool. Claude Code (``onFailure: "block"``), Cursor
+# (``failClosed: true``) and Cline (any non-zero exit cancels) block by themselves.
+DENY_JSON = (
+    '{"permissionDecision":"deny","permissionDecisionReason":'
+    '"Domestique cannot start; run domestique doctor"}'
+)
+MISSING_FALLBACK: dict[str, str] = {
+    "codex": "exit 2",  # exit 2 blocks; any other failure lets the tool run
+    "gemini": "exit 2",
+    "windsurf": "exit 2",
+    "copilot": f"echo '{DENY_JSON}'",  # only a JSON deny is processed
+}
+
+# An entry is Domestique's when it runs ``… domestique hook HOST`` (or is an older inline entry).
+_HOOK_RE = re.compile(r"domestique'?\s+hook\s+(" + "|".join(map(re.escape, HOSTS)) + r")\b")
 
 
-# ``-P`` (Python 3.11+): do not put the current directory on ``sys.path``. Hosts run hooks in the
-# project folder, which the agent (or a cloned repository) controls: without it a ``domestique/``
-# package in the project would be imported instead of ours and could answer "allow" to all.
-SAFE_PATH_FLAG = "-P"
+def is_hook_command(text: str) -> bool:
+    """True when ``text`` (a settings value) is a Domestique hook command of any version."""
+    return MARK in text or HOOK_NAME_MARK in text or _HOOK_RE.search(text) is not None
+
+
+def _scripts_dirs(python: str | None) -> list[str]:
+    """Folders where the ``domestique`` command of ``python``'s environment can be.
+
+    Raises :class:`InstallError` when ``python`` cannot import Domestique.
+    """
+    if python is None:
+        dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+        user = f"{os.name}_user"
+        if user in sysconfig.get_scheme_names():
+            dirs.append(sysconfig.get_path("scripts", user))
+        return dirs
+    probe = (
+        "import domestique, os, sys, sysconfig; "
+        "u = os.name + '_user'; "
+        "print(sysconfig.get_path('scripts')); print(os.path.dirname(sys.executable)); "
+        "print(sysconfig.get_path('scripts', u) if u in sysconfig.get_scheme_names() else '')"
+    )
+    try:
+        done = subprocess.run(
+            [python, "-I", "-c", probe], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InstallError(f"--python {python}: cannot run it ({type(exc).__name__})") from None
+    if done.returncode != 0:
+        raise InstallError(
+            f"--python {python}: this Python cannot import Domestique; install Domestique in it "
+            "(pip install domestique) or leave out --python"
+        )
+    return [line for line in done.stdout.splitlines() if line]
+
+
+def console_script(python: str | None = None) -> str:
+    """The absolute path of the ``domestique`` command of ``python``'s environment (default: the
+    running one); the same command on ``PATH`` is preferred (a stable link). Raises
+    :class:`InstallError` when there is none."""
+    for folder in _scripts_dirs(python):
+        script = Path(folder) / ("domestique.exe" if os.name == "nt" else "domestique")
+        if script.is_file() and os.access(script, os.X_OK):
+            on_path = shutil.which("domestique")
+            if on_path and os.path.realpath(on_path) == os.path.realpath(script):
+                return os.path.abspath(on_path)
+            return str(script.absolute())
+    who = python or sys.executable
+    raise InstallError(
+        f"no `domestique` command in the environment of {who}: reinstall Domestique there "
+        "(pipx install domestique, uv tool install domestique or pip install domestique)"
+    )
 
 
 def hook_command(host: str, python: str | None = None) -> str:
-    """The shell command a host runs for the hook."""
-    interpreter = shlex.quote(python or sys.executable)
-    return f"{interpreter} {SAFE_PATH_FLAG} -c {shlex.quote(ENTRY_SHIM)} {host}"
+    """The shell command a host runs for the hook: ``'<domestique>' hook HOST``, with the
+    host's fallback that blocks when the command cannot start."""
+    command = f"{shlex.quote(console_script(python))} hook {host}"
+    fallback = MISSING_FALLBACK.get(host)
+    return f"{command} || {fallback}" if fallback else command
+
+
+def in_development_clone(command: str) -> Path | None:
+    """The git work tree the hook command points into, if any (it breaks when the clone moves)."""
+    try:
+        first = Path(shlex.split(command)[0])
+    except (ValueError, IndexError):
+        return None
+    for parent in first.parents:
+        if (parent / ".git").exists():
+            return parent
+    return None
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -195,7 +271,7 @@ SETTINGS: dict[str, HostSettings] = {
 
 def _is_ours(value: object) -> bool:
     if isinstance(value, str):
-        return MARK in value or HOOK_NAME_MARK in value
+        return is_hook_command(value)
     if isinstance(value, dict):
         return any(_is_ours(v) for v in value.values())
     if isinstance(value, list):
@@ -701,7 +777,8 @@ def plan(
     python: str | None = None,
     proxy: str | None = None,
 ) -> list[Change]:
-    command = hook_command(host, python)
+    # Uninstall needs no command: it removes every entry that is Domestique's.
+    command = hook_command(host, python) if install else ""
     path = target(host, project=project)
     if host == "cline":
         if proxy:
@@ -765,6 +842,14 @@ def run(argv: list[str]) -> int:
     args = parser.parse_args(argv[1:])
     install = verb == "install"
     try:
+        if install and not args.dry_run:
+            clone = in_development_clone(hook_command(args.host, args.python))
+            if clone is not None:
+                sys.stderr.write(
+                    f"domestique install: note: the hook runs Domestique from the clone {clone}; "
+                    "it stops working when the clone moves (pipx install domestique or uv tool "
+                    "install domestique gives a stable command)\n"
+                )
         changes = plan(
             args.host,
             project=args.project,

@@ -672,6 +672,9 @@ class Judge:
         event_name = ""
         policy_ref = PolicyRef("unloaded", "")
         obj: dict[str, JSONValue] = {"host": host}
+        if env is not None and env.get(PROBE_ENV) == PROBE_VALUE:
+            # `domestique doctor`'s own probe: recorded like any call, left out of reports.
+            obj["probe"] = True
         subject: Subject | None = None
         what = "tool call"
         try:
@@ -777,6 +780,11 @@ def fallback_subject() -> Subject:
     """Who asked, when the ancestry could not be read: user and host only, marked so."""
     user, hostname = current_user_and_host()
     return Subject(user=user, host=hostname, markers=("ancestry-unavailable",))
+
+
+# Set by `domestique doctor` in the environment of the hook it runs: the record is a probe.
+PROBE_ENV = "DOMESTIQUE_PROBE"
+PROBE_VALUE = "doctor"
 
 
 def decide_in_process(
