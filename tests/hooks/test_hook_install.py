@@ -158,6 +158,33 @@ def test_project_install_writes_the_repositorys_file(hook_env: dict[str, str], r
     assert not (Path(hook_env["HOME"]) / USER_FILES["windsurf"]).exists()
 
 
+@pytest.mark.parametrize("host", ["claude-code", "gemini", "copilot"])
+def test_project_install_carries_no_machine_path(
+    host: str, hook_env: dict[str, str], repo: Path
+) -> None:
+    """A --project entry is `domestique hook HOST` from PATH (no absolute path, portable); for a
+    colleague without Domestique on PATH it blocks rather than letting the call run."""
+    r = _run(hook_env, repo, "install", host, "--project")
+    assert r.returncode == 0, r.stderr
+    changed = [p for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts]
+    (path,) = [p for p in changed if p.suffix == ".json"]
+    text = path.read_text()
+    assert str(Path(DOMESTIQUE).parent) not in text
+    assert hook_env["HOME"] not in text
+    (command,) = set(_entries(json.loads(text)))
+    assert command.startswith(f"domestique hook {host}")
+    without = dict(hook_env, PATH="/usr/bin:/bin")
+    done = subprocess.run(
+        ["sh", "-c", command], input=b"{}", capture_output=True, env=without, check=False
+    )
+    if host == "copilot":
+        assert json.loads(done.stdout)["permissionDecision"] == "deny"
+    elif host == "gemini":
+        assert done.returncode == 2
+    else:  # Claude Code blocks a command that cannot start (onFailure: "block")
+        assert done.returncode == 127
+
+
 def test_unparsable_settings_are_never_overwritten(hook_env: dict[str, str], repo: Path) -> None:
     """A settings file that is not JSON (even with comments allowed) makes install fail (exit 2)
     and stay untouched."""

@@ -122,10 +122,15 @@ def console_script(python: str | None = None) -> str:
     )
 
 
-def hook_command(host: str, python: str | None = None) -> str:
+def hook_command(host: str, python: str | None = None, *, portable: bool = False) -> str:
     """The shell command a host runs for the hook: ``'<domestique>' hook HOST``, with the
-    host's fallback that blocks when the command cannot start."""
-    command = f"{shlex.quote(console_script(python))} hook {host}"
+    host's fallback that blocks when the command cannot start.
+
+    ``portable`` (project settings, committed to the repository): the bare ``domestique`` found
+    on each developer's ``PATH``, no machine's absolute path; without it the call is blocked.
+    """
+    script = "domestique" if portable and python is None else console_script(python)
+    command = f"{shlex.quote(script)} hook {host}"
     fallback = MISSING_FALLBACK.get(host)
     return f"{command} || {fallback}" if fallback else command
 
@@ -135,6 +140,8 @@ def in_development_clone(command: str) -> Path | None:
     try:
         first = Path(shlex.split(command)[0])
     except (ValueError, IndexError):
+        return None
+    if not first.is_absolute():  # found on PATH at run time: nothing of this machine's
         return None
     for parent in first.parents:
         if (parent / ".git").exists():
@@ -778,7 +785,7 @@ def plan(
     proxy: str | None = None,
 ) -> list[Change]:
     # Uninstall needs no command: it removes every entry that is Domestique's.
-    command = hook_command(host, python) if install else ""
+    command = hook_command(host, python, portable=project) if install else ""
     path = target(host, project=project)
     if host == "cline":
         if proxy:
@@ -843,7 +850,13 @@ def run(argv: list[str]) -> int:
     install = verb == "install"
     try:
         if install and not args.dry_run:
-            clone = in_development_clone(hook_command(args.host, args.python))
+            command = hook_command(args.host, args.python, portable=args.project)
+            if command.startswith("domestique ") and shutil.which("domestique") is None:
+                sys.stderr.write(
+                    "domestique install: note: the project entry runs `domestique` from PATH, "
+                    "and none is on this PATH: every hooked call is blocked until it is\n"
+                )
+            clone = in_development_clone(command)
             if clone is not None:
                 sys.stderr.write(
                     f"domestique install: note: the hook runs Domestique from the clone {clone}; "
