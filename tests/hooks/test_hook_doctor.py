@@ -159,8 +159,11 @@ def test_probe_decisions_are_marked_and_not_reported(hook_env: dict[str, str], r
     report = json.loads(done.stdout)
     assert report["records"] == len(rows) - 2
     assert "hook" not in report["by_component"]
-    # A real decision is still counted.
-    run_hook("claude-code", shell_payload("claude-code", "git status", repo), env, repo)
+    # A real decision is still counted, even with the probe variable set (a project's .env a
+    # host loads cannot hide calls): only doctor's one-time token marks a probe.
+    assert not (Path(hook_env["DOMESTIQUE_HOME"]) / "doctor-probe.token").exists()
+    forged = dict(env, DOMESTIQUE_PROBE="0" * 48)
+    run_hook("claude-code", shell_payload("claude-code", "git status", repo), forged, repo)
     done = subprocess.run(
         [DOMESTIQUE, "report", "--json"], env=env, cwd=repo, capture_output=True, check=True
     )

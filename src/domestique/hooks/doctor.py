@@ -11,6 +11,7 @@ timeout. Exit 0 when every found host is protected, 1 otherwise, 2 on an error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -227,10 +228,34 @@ def probe(host: str, command: str, project: Path | None = None) -> list[str]:
     counted in ``domestique report``. When a probe goes wrong, the root causes found by
     :func:`root_causes` follow the symptom.
     """
-    from domestique.hooks.judge import PROBE_ENV, PROBE_VALUE
+    import secrets
+
+    from domestique.hooks.judge import PROBE_ENV, PROBE_FILE_NAME
+    from domestique.keys import domestique_home, ensure_private_dir
 
     problems = []
-    env = {**os.environ, PROBE_ENV: PROBE_VALUE}
+    token = secrets.token_hex(24)
+    token_path = domestique_home() / PROBE_FILE_NAME
+    try:
+        ensure_private_dir(token_path.parent)
+        token_path.write_text(token, encoding="ascii")
+        token_path.chmod(0o600)
+    except OSError:
+        pass  # an unwritable home: the probes are still run (and named as the cause below)
+    env = {**os.environ, PROBE_ENV: token}
+    try:
+        problems = _run_probes(host, command, env)
+    finally:
+        with contextlib.suppress(OSError):
+            token_path.unlink()
+    if problems:
+        problems += [f"cause: {c}" for c in root_causes(command, project)]
+    return problems
+
+
+def _run_probes(host: str, command: str, env: dict[str, str]) -> list[str]:
+    """Run the safe and the dangerous probe; the problems found."""
+    problems = []
     for shell_command, want_stop in ((SAFE, False), (DANGEROUS, True)):
         payload = json.dumps(probe_payload(host, shell_command)).encode()
         try:
@@ -250,8 +275,6 @@ def probe(host: str, command: str, project: Path | None = None) -> list[str]:
         if stops != want_stop:
             verb = "denied" if stops else "allowed"
             problems.append(f"hook {verb} `{shell_command}`")
-    if problems:
-        problems += [f"cause: {c}" for c in root_causes(command, project)]
     return problems
 
 

@@ -672,7 +672,7 @@ class Judge:
         event_name = ""
         policy_ref = PolicyRef("unloaded", "")
         obj: dict[str, JSONValue] = {"host": host}
-        if env is not None and env.get(PROBE_ENV) == PROBE_VALUE:
+        if env is not None and is_probe(env, self.home):
             # `domestique doctor`'s own probe: recorded like any call, left out of reports.
             obj["probe"] = True
         subject: Subject | None = None
@@ -782,9 +782,27 @@ def fallback_subject() -> Subject:
     return Subject(user=user, host=hostname, markers=("ancestry-unavailable",))
 
 
-# Set by `domestique doctor` in the environment of the hook it runs: the record is a probe.
+# Set by `domestique doctor` in the environment of the hook it runs: the record is a probe. The
+# value must equal the one-time token doctor wrote in DOMESTIQUE_HOME (a guarded path), so a
+# project's .env that a host loads into its environment cannot hide real calls from reports.
 PROBE_ENV = "DOMESTIQUE_PROBE"
-PROBE_VALUE = "doctor"
+PROBE_FILE_NAME = "doctor-probe.token"
+
+
+def is_probe(env: Mapping[str, str], home: Path | None) -> bool:
+    """True when ``env`` carries doctor's current probe token (never on a read error)."""
+    given = env.get(PROBE_ENV)
+    if not given:
+        return False
+    import hmac
+
+    from domestique.keys import domestique_home
+
+    try:
+        token = ((home or domestique_home()) / PROBE_FILE_NAME).read_text(encoding="ascii")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return len(token) >= 32 and hmac.compare_digest(token.strip(), given)
 
 
 def decide_in_process(
