@@ -1,4 +1,7 @@
-"""Fixtures for the policy what-if tests: a private DOMESTIQUE_HOME, a clean child env."""
+"""Shared fixtures: a private DOMESTIQUE_HOME (`home`) and a clean child environment (`env`).
+
+A test folder or module that defines its own `home` or `env` uses that one instead.
+"""
 
 from __future__ import annotations
 
