@@ -306,3 +306,33 @@ def test_model_names_are_recorded_as_sent_unless_they_hold_a_secret(
     assert C.encode() not in up.bodies()
     data = b"".join(p.read_bytes() for p in home.rglob("audit*") if p.is_file())
     assert C.encode() not in data
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [
+        ("/v1/models", {"authorization": "Bearer sk-test"}),
+        ("/v1/models", {"x-api-key": "k", "anthropic-version": "2023-06-01"}),
+        ("/v1beta/models", {"x-goog-api-key": "k"}),
+    ],
+)
+def test_secret_in_the_query_of_a_body_free_route_is_blocked(
+    firewall: tuple[str, Upstream, Path, list[str]],
+    client: httpx.Client,
+    path: str,
+    headers: dict[str, str],
+) -> None:
+    """A GET that carries no body is still judged on its query string and headers: a secret
+    there is refused before anything is forwarded, and never stored raw."""
+    url, up, home, _ = firewall
+    up.received.clear()
+    resp = client.get(url + path, params={"note": C}, headers=headers)
+    assert resp.status_code == 403
+    assert "proxy.secret_in_path" in resp.json()["domestique"]["reasons"]
+    assert up.received == []
+    refused = client.get(url + path, headers={**headers, "x-note": C})
+    assert refused.status_code == 403
+    assert "proxy.secret_in_header" in refused.json()["domestique"]["reasons"]
+    assert up.received == []
+    data = b"".join(p.read_bytes() for p in home.rglob("audit*") if p.is_file())
+    assert C.encode() not in data
