@@ -507,3 +507,15 @@ def test_request_line_findings_spare_only_the_provider_credential(
         ("proxy.secret_in_header", "header.x-note"),
     ]
     assert all(KEY_ID not in message for _, message, _ in found)
+
+
+def test_the_binary_memory_tells_payloads_apart_character_by_character() -> None:
+    """The memory of payloads found not to be text is keyed by every character: two payloads
+    that differ only in a non-ASCII character never share a verdict."""
+    from domestique.proxy.payloads import _BinaryVerdicts
+
+    memo = _BinaryVerdicts(min_chars=8)
+    a, b = "QUJD" * 4 + "é", "QUJD" * 4 + "ü"
+    memo.add(memo.digest(a))
+    assert memo.known(memo.digest(a))
+    assert not memo.known(memo.digest(b))

@@ -165,8 +165,9 @@ class _BinaryVerdicts:
     def digest(self, text: str) -> bytes | None:
         if len(text) < self.min_chars:
             return None
+        # every character exactly: a lossy encoding would let two payloads share a verdict
         return hashlib.blake2b(
-            text.encode("ascii", "replace"), digest_size=16, key=self._key
+            text.encode("utf-8", "surrogatepass"), digest_size=16, key=self._key
         ).digest()
 
     def known(self, digest: bytes | None) -> bool:
