@@ -148,3 +148,34 @@ def record_or_deny(
             record, action=action, reasons=(*record.reasons, reason), would_action=None
         )
     return record
+
+
+def decide_and_record(
+    judge: Callable[[], Verdict],
+    build: Callable[[Verdict], DecisionRecord],
+    append: Callable[[DecisionRecord], object],
+    *,
+    stop: Action = Action.DENY,
+    code: str = "engine.internal_error",
+) -> DecisionRecord:
+    """The one boundary every shell calls: judge, build the record, store it, enforce it.
+
+    - ``judge`` raising (or returning no :class:`Verdict`) becomes ``stop`` with ``code``;
+    - ``build`` raising is retried once with a ``stop`` verdict naming the failure, so the
+      decision that is stored and enforced is the stop, never the judged allow;
+    - ``append`` failing turns the decision into ``stop`` with ``audit.write_failed``.
+
+    The returned record is the decision to enforce. Only a ``build`` that fails on its own stop
+    verdict too propagates its exception: the caller then has nothing to record and must answer
+    ``stop`` itself (its outermost handler does).
+    """
+    action = stop_action(stop)
+    verdict = fail_closed(judge, stop=action, code=code)
+    try:
+        record = build(verdict)
+    except BaseException as exc:  # noqa: BLE001 - a decision that cannot be built must not allow
+        failed = Verdict(action, (*verdict.reasons, error_reason(exc, code)))
+        record = build(failed)
+        if record.action is not action:
+            record = dataclasses.replace(record, action=action, would_action=None)
+    return record_or_deny(append, record, stop=action)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from foundation_helpers import make_record
 
-from domestique.boundary import error_reason, fail_closed, record_or_deny
+from domestique.boundary import decide_and_record, error_reason, fail_closed, record_or_deny
 from domestique.records import Action, DecisionRecord, Reason, Verdict
 
 SECRET = "ghp_Zq8mR2vT6yK1pL4nX9wB3cF7hJ0dS5aE2gU1"
@@ -84,3 +86,87 @@ def test_error_reason_without_traceback() -> None:
     """An exception never raised (no traceback) still yields a reason."""
     reason = error_reason(RuntimeError(SECRET))
     assert reason == Reason("engine.internal_error", "RuntimeError; failing closed")
+
+
+def _build_from(verdict: Verdict) -> DecisionRecord:
+    return dataclasses.replace(
+        make_record(action=verdict.action), reasons=verdict.reasons, would_action=verdict.would
+    )
+
+
+def test_decide_and_record_stores_and_returns_the_judged_decision() -> None:
+    """The happy path: the judged verdict is built, stored once and returned."""
+    stored: list[DecisionRecord] = []
+    verdict = Verdict(Action.REDACT, (Reason("secret.github_token", "masked"),))
+    out = decide_and_record(lambda: verdict, _build_from, stored.append)
+    assert out.action is Action.REDACT
+    assert out.codes == ("secret.github_token",)
+    assert stored == [out]
+
+
+def test_decide_and_record_judge_crash_is_stored_as_stop() -> None:
+    """A crashing judge is recorded and enforced as the stop, with the engine code."""
+    stored: list[DecisionRecord] = []
+    out = decide_and_record(_crash, _build_from, stored.append, stop=Action.BLOCK)
+    assert out.action is Action.BLOCK
+    assert out.codes == ("engine.internal_error",)
+    assert stored == [out]
+    assert SECRET not in out.reasons[0].message
+
+
+def test_decide_and_record_build_crash_never_allows() -> None:
+    """A record that cannot be built for an allow is rebuilt as the stop and stored."""
+    stored: list[DecisionRecord] = []
+    calls: list[Action] = []
+
+    def build(verdict: Verdict) -> DecisionRecord:
+        calls.append(verdict.action)
+        if verdict.action is Action.ALLOW:
+            raise KeyError(SECRET)
+        return _build_from(verdict)
+
+    out = decide_and_record(lambda: Verdict(Action.ALLOW), build, stored.append)
+    assert calls == [Action.ALLOW, Action.DENY]
+    assert out.action is Action.DENY
+    assert out.codes == ("engine.internal_error",)
+    assert "KeyError" in out.reasons[0].message
+    assert SECRET not in out.reasons[0].message
+    assert stored == [out]
+
+
+def test_decide_and_record_build_that_ignores_the_stop_is_overridden() -> None:
+    """Even a builder that writes its own action cannot turn the stop back into an allow."""
+
+    def build(verdict: Verdict) -> DecisionRecord:
+        if verdict.codes == ():
+            raise ValueError("first build fails")
+        return make_record(action=Action.ALLOW, codes=verdict.codes)
+
+    out = decide_and_record(lambda: Verdict(Action.ALLOW), build, lambda _r: None)
+    assert out.action is Action.DENY
+
+
+def test_decide_and_record_failed_append_stops() -> None:
+    """A store that refuses the record turns the decision into the stop."""
+
+    def append(_: DecisionRecord) -> None:
+        raise OSError(28, "No space left on device")
+
+    out = decide_and_record(lambda: Verdict(Action.ALLOW), _build_from, append)
+    assert out.action is Action.DENY
+    assert out.codes[-1] == "audit.write_failed"
+    assert "disk full" in out.reasons[-1].message
+
+
+def test_decide_and_record_monitor_mode_failure_is_enforced() -> None:
+    """A monitor-mode verdict whose record cannot be built is enforced as the stop."""
+
+    def build(verdict: Verdict) -> DecisionRecord:
+        if verdict.would is not None:
+            raise RuntimeError("boom")
+        return _build_from(verdict)
+
+    monitored = Verdict(Action.ALLOW, (Reason("cmd.pipe_to_shell", "x"),), would=Action.DENY)
+    out = decide_and_record(lambda: monitored, build, lambda _r: None)
+    assert out.action is Action.DENY
+    assert out.enforced
