@@ -62,6 +62,7 @@ COMPONENT_CODE_MODULES: tuple[str, ...] = (
     "domestique.proxy.codes",
     "domestique.hooks.codes",
     "domestique.hub.codes",
+    "domestique.hub.sinks.codes",
 )
 
 

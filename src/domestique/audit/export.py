@@ -30,6 +30,7 @@ raw values.
 from __future__ import annotations
 
 import calendar
+import datetime as dt
 import json
 import time
 from collections.abc import Mapping
@@ -52,7 +53,11 @@ def iso_to_epoch_ms(value: str) -> int:
     """``2026-11-30T01:02:03.456789Z`` → milliseconds since the epoch (0 if unparsable)."""
     try:
         head, _, frac = value.rstrip("Z").partition(".")
-        secs = calendar.timegm(time.strptime(head, "%Y-%m-%dT%H:%M:%S"))
+        if len(head) == 19 and head[10] == "T" and head[4] == head[7] == "-":
+            # The stored form: datetime's C parser is ~10x faster than strptime (SIEM export).
+            secs = calendar.timegm(dt.datetime.fromisoformat(head).timetuple())
+        else:
+            secs = calendar.timegm(time.strptime(head, "%Y-%m-%dT%H:%M:%S"))
         millis = int((frac + "000")[:3]) if frac else 0
     except ValueError:
         return 0
@@ -74,11 +79,20 @@ def _get(data: Mapping[str, Any], key: str) -> Any:
 
 def _prune(value: Any) -> Any:
     """Drop None values and empty containers so the event carries only what is known."""
+    # Scalars are returned by the caller without a call: this runs for every forwarded event.
     if isinstance(value, dict):
-        out = {k: _prune(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, {}, [])}
+        out = {}
+        for k, v in value.items():
+            if v is None:
+                continue
+            if isinstance(v, (dict, list)):
+                v = _prune(v)  # noqa: PLW2901 - the pruned value replaces it
+                if not v:
+                    continue
+            out[k] = v
+        return out
     if isinstance(value, list):
-        return [_prune(v) for v in value]
+        return [_prune(v) if isinstance(v, (dict, list)) else v for v in value]
     return value
 
 

@@ -1,7 +1,8 @@
 """``domestique hub``: run and administer the fleet hub (needs the ``hub`` extra for PostgreSQL).
 
     domestique hub serve [--host H] [--port P] [--database URL] [--certfile F --keyfile F]
-                         [--insecure-http]
+                         [--insecure-http] [--export-otlp URL]... [--export-syslog URL]...
+                         [--config FILE]
     domestique hub migrate [--database URL]
     domestique hub enroll-token [--expires 7d] [--uses N] [--database URL]   token: last line
     domestique hub publish FILE [--key KEY] | publish --signed BUNDLE   [--database URL]
@@ -75,6 +76,27 @@ def _parser() -> Parser:
     s.add_argument("--certfile", type=Path)
     s.add_argument("--keyfile", type=Path)
     s.add_argument("--insecure-http", action="store_true", help="allow plain http off loopback")
+    s.add_argument(
+        "--export-otlp",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="forward to an OTLP/HTTP logs endpoint (repeatable)",
+    )
+    s.add_argument(
+        "--export-syslog",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="forward as RFC 5424 syslog: tcp://HOST:PORT or tls://HOST:PORT (repeatable)",
+    )
+    s.add_argument(
+        "--config",
+        type=Path,
+        default=os.environ.get("DOMESTIQUE_HUB_CONFIG") or None,
+        metavar="FILE",
+        help="hub config file (TOML: [[sinks]]; default $DOMESTIQUE_HUB_CONFIG)",
+    )
     db(s)
     db(sub.add_parser("migrate", help="apply the database migrations"))
     t = sub.add_parser("enroll-token", help="make an enrolment token (last stdout line)")
@@ -124,9 +146,15 @@ def run(argv: list[str]) -> int:
 
     if args.command == "serve":
         from domestique.hub.server import ServeError, serve
+        from domestique.hub.sinks import SinkConfigError, collect
 
         if not 0 < args.port < 65536:
             _err("--port must be 1..65535")
+            return EXIT_ERROR
+        try:
+            sinks = collect(otlp=args.export_otlp, syslog=args.export_syslog, config=args.config)
+        except SinkConfigError as exc:
+            _err(f"{exc.code}: {exc}")
             return EXIT_ERROR
         scheme = "https" if args.certfile else "http"
         sys.stderr.write(f"domestique hub: listening on {scheme}://{args.host}:{args.port}\n")
@@ -139,6 +167,7 @@ def run(argv: list[str]) -> int:
                 certfile=args.certfile,
                 keyfile=args.keyfile,
                 insecure_http=args.insecure_http,
+                sinks=sinks,
             )
         except ServeError as exc:
             _err(str(exc))

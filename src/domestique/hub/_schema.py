@@ -136,9 +136,44 @@ _POSTGRES_V1 = (
     )""",
 )
 
+# Migration 2, SIEM forwarding (domestique.hub.sinks): one row per sink with its cursors and
+# lease. Records and alerts need an order that only grows as transactions commit. SQLite
+# serialises writers, so its rowid (records) and id (alerts) are that order. PostgreSQL commits
+# concurrent batches in any order, so a sequence alone would let a reader pass a row that
+# commits later: each row also keeps the id of the transaction that wrote it (``fwd_xid``), and
+# a reader takes only rows below the oldest transaction still running
+# (``pg_snapshot_xmin``), which no new row can ever fall under. The cursor is (fwd_xid, seq).
+_SINKS_TABLE = """CREATE TABLE sinks (
+        name TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        records_xid TEXT NOT NULL DEFAULT '0',
+        records_seq BIGINT NOT NULL DEFAULT 0,
+        alerts_xid TEXT NOT NULL DEFAULT '0',
+        alerts_seq BIGINT NOT NULL DEFAULT 0,
+        owner TEXT,
+        lease_until DOUBLE PRECISION NOT NULL DEFAULT 0,
+        forwarded BIGINT NOT NULL DEFAULT 0,
+        last_ok TEXT,
+        error_code TEXT,
+        error TEXT,
+        error_at TEXT,
+        failures BIGINT NOT NULL DEFAULT 0
+    )"""
+_SQLITE_V2_SINKS = (_SINKS_TABLE,)
+_POSTGRES_V2_SINKS = (
+    _SINKS_TABLE,
+    "CREATE SEQUENCE records_fwd_seq",
+    "ALTER TABLE records ADD COLUMN fwd_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+    "ALTER TABLE records ADD COLUMN fwd_seq BIGINT NOT NULL DEFAULT nextval('records_fwd_seq')",
+    "CREATE INDEX records_fwd ON records (fwd_xid, fwd_seq)",
+    "ALTER TABLE alerts ADD COLUMN fwd_xid xid8 NOT NULL DEFAULT pg_current_xact_id()",
+    "CREATE INDEX alerts_fwd ON alerts (fwd_xid, id)",
+)
+
 # (version, SQLite statements, PostgreSQL statements). Append only; never edit a shipped one.
 MIGRATIONS: tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...] = (
     (1, _SQLITE_V1, _POSTGRES_V1),
+    (2, _SQLITE_V2_SINKS, _POSTGRES_V2_SINKS),
 )
 
 

@@ -7,9 +7,14 @@ endpoints' credentials and records cross this connection.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from domestique.hub.store import HubStore
+
+if TYPE_CHECKING:
+    from domestique.hub.sinks import SinkSpec
 
 SIGNING_KEY_NAME = "signing.key"
 
@@ -53,8 +58,10 @@ def serve(
     certfile: Path | None = None,
     keyfile: Path | None = None,
     insecure_http: bool = False,
+    sinks: Sequence[SinkSpec] = (),
 ) -> None:
-    """Migrate, then serve until interrupted."""
+    """Migrate, then serve until interrupted; forward to ``sinks`` (validated by the caller
+    with :func:`domestique.hub.sinks.collect`) while serving."""
     import uvicorn
 
     from domestique.hub.app import HubApp
@@ -81,7 +88,14 @@ def serve(
         timeout_graceful_shutdown=5,
     )
     sock = tcp_listener(host, port)
+    forwarders = []
     try:
+        if sinks:
+            from domestique.hub.sinks import start_forwarders
+
+            forwarders = start_forwarders(store.db, sinks)
         uvicorn.Server(config).run(sockets=[sock])
     finally:
+        for forwarder in forwarders:
+            forwarder.stop()
         store.close()

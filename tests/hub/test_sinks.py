@@ -1,0 +1,356 @@
+"""SIEM forwarding into real receivers: Debian's rsyslogd (TCP and TLS with a test CA), an OTLP/HTTP
+receiver decoding each request with opentelemetry-proto, and a Splunk HEC receiver. Each test
+runs on the embedded SQLite default and on PostgreSQL (``database_url``)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from domestique.hub.sinks import Forwarder, collect, sink_status
+from domestique.hub.sinks.config import SinkSpec, make_spec
+from domestique.hub.store import HubStore
+
+from .sinks_support import (
+    BOM,
+    Fleet,
+    HttpReceiver,
+    Rsyslog,
+    decode_hec,
+    decode_otlp,
+    make_ca,
+    wait_for,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path, database_url: str | None) -> Iterator[HubStore]:
+    opened = HubStore.open(database_url, tmp_path / "hub-home")
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture
+def fleet(store: HubStore, tmp_path: Path) -> Fleet:
+    """Two endpoints, 260 records, one integrity alert (endpoint b's record 7 never arrived)."""
+    seeded = Fleet(store, tmp_path / "endpoints")
+    seeded.add("laptop-a", 150)
+    seeded.add("laptop-b", 110, skip=7)
+    return seeded
+
+
+def drain(forwarder: Forwarder, limit: int = 10_000) -> int:
+    """Steps until nothing is new; returns the events delivered."""
+    total = 0
+    for _ in range(limit):
+        done = forwarder.step()
+        assert done is not None, "lost the lease"
+        if done == 0:
+            return total
+        total += done
+    raise AssertionError("never drained")
+
+
+def _spec(kind: str, url: str, **options: object) -> SinkSpec:
+    return make_spec(kind, url, "test", **options)
+
+
+def test_syslog_into_rsyslog_every_record_framed_with_structured_data(
+    store: HubStore, fleet: Fleet, tmp_path: Path
+) -> None:
+    """rsyslogd receives every record and the alert, each as one octet-counted RFC 5424 message
+    whose structured data it parses (mmpstrucdata): the dedup key, endpoint, action, codes;
+    HOSTNAME is the endpoint, PRI facility 13 with the action's severity, MSG the OCSF JSON."""
+    rsyslog = Rsyslog(tmp_path / "rsyslog").start()
+    try:
+        forwarder = Forwarder(
+            store.db, _spec("syslog", f"tcp://127.0.0.1:{rsyslog.port}", batch=64)
+        )
+        expected = fleet.expected()
+        assert drain(forwarder) == len(expected) == 260 - 1 + 1
+        wait_for(lambda: len(rsyslog.lines()) >= len(expected), what="rsyslog output")
+        forwarder.stop()
+        lines = rsyslog.lines()
+    finally:
+        rsyslog.stop()
+    ids = [line["sd"]["domestique@32473"]["id"] for line in lines]
+    assert Counter(ids) == Counter(expected)  # every one, none twice
+    endpoints = {h: e for h, (e, _, _) in fleet.endpoints.items()}
+    for line in lines:
+        sd = line["sd"]["domestique@32473"]
+        assert line["msg"].startswith(BOM)
+        body = json.loads(line["msg"][len(BOM) :])
+        assert body["metadata"]["uid"] == sd["id"]
+        assert line["app"] == "domestique"
+        assert line["hostname"] in endpoints
+        assert sd["endpoint"] == endpoints[line["hostname"]] == body["device"]["uid"]
+        if line["msgid"] == "integrity":
+            assert sd["kind"] == "integrity"
+            assert sd["codes"] == "hub.integrity.gap"
+            assert body["class_uid"] == 2004
+            assert body["finding_info"]["title"] == sd["codes"]
+            assert line["pri"] == 13 * 8 + 2
+            continue
+        assert line["msgid"] == "decision"
+        assert body["class_uid"] == 1007
+        assert sd["class_uid"] == "1007"
+        assert body["process"]["cmd_line"].startswith("echo ")
+        if sd["action"] == "deny":
+            assert sd["codes"] == "cmd.pipe_to_shell"
+            assert line["pri"] == 13 * 8 + 4
+        else:
+            assert sd["action"] == "allow"
+            assert sd["codes"] == ""
+            assert line["pri"] == 13 * 8 + 6
+        assert line["time"].startswith(body["metadata"]["original_time"][:19])
+    assert Counter(line["sd"]["domestique@32473"]["action"] for line in lines) == {
+        "allow": 207,
+        "deny": 52,
+        "hub.integrity.gap": 1,
+    }
+
+
+def test_otlp_every_record_one_log_record_with_ocsf_body_and_resource(
+    store: HubStore, fleet: Fleet
+) -> None:
+    """Every record and the alert arrive as one OTLP log record each, decoded with
+    opentelemetry-proto: the OCSF JSON as a string body, the dedup key attribute, and the
+    resource naming the service and the endpoint (one ResourceLogs per endpoint)."""
+    receiver = HttpReceiver(decode_otlp).start()
+    try:
+        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=100))
+        expected = fleet.expected()
+        assert drain(forwarder) == len(expected)
+        forwarder.stop()
+    finally:
+        receiver.stop()
+    items = receiver.items()
+    assert Counter(i["attributes"]["domestique.record_id"] for i in items) == Counter(expected)
+    assert max(len(r) for r in receiver.requests) <= 100  # one batch per request
+    hosts = {e: h for h, (e, _, _) in fleet.endpoints.items()}
+    for item in items:
+        resource, attrs, body = item["resource"], item["attributes"], item["body"]
+        assert item["body_kind"] == "string_value"
+        assert body["metadata"]["uid"] == attrs["domestique.record_id"]
+        assert resource["service.name"] == "domestique-hub"
+        assert resource["service.version"] == "0.1.0"
+        assert resource["service.instance.id"]
+        assert resource["host.name"] == hosts[resource["domestique.endpoint.id"]]
+        assert body["device"]["uid"] == resource["domestique.endpoint.id"]
+        assert item["scope"] == "domestique.hub"
+        assert attrs["ocsf.class_uid"] == body["class_uid"]
+        assert item["time_unix_nano"] == body["time"] * 1_000_000
+        if attrs["domestique.kind"] == "integrity":
+            assert item["event_name"] == "domestique.integrity"
+            assert item["severity_text"] == "ERROR"
+            assert item["severity_number"] == 17
+        else:
+            assert item["event_name"] == "domestique.decision"
+            assert attrs["domestique.action"] in ("allow", "deny")
+            assert isinstance(attrs["domestique.seq"], int)
+
+
+def test_a_sink_stopped_then_restarted_receives_everything_none_twice(
+    store: HubStore, fleet: Fleet, tmp_path: Path
+) -> None:
+    """rsyslogd stops while records keep arriving; the forwarder fails (hub.sink.unreachable,
+    kept on the sink's row), backs off, and once rsyslogd is back it resumes at its cursor:
+    every record arrives, none twice."""
+    rsyslog = Rsyslog(tmp_path / "rsyslog").start()
+    lines = []
+    spec = _spec("syslog", f"tcp://127.0.0.1:{rsyslog.port}", batch=50)
+    logged: list[str] = []
+    forwarder = Forwarder(store.db, spec, idle_s=0.05, max_backoff_s=0.4, log=logged.append)
+    stop = threading.Event()
+    thread = threading.Thread(target=forwarder.run_until, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        first = fleet.expected()
+        wait_for(lambda: len(rsyslog.lines()) >= len(first), what="first delivery")
+        wait_for(lambda: sink_status(store.db)[0]["forwarded"] == len(first))
+        rsyslog.stop()
+        fleet.more("laptop-a", 120)
+        fleet.add("laptop-c", 80)
+        wait_for(lambda: sink_status(store.db)[0]["error_code"] == "hub.sink.unreachable")
+        status = sink_status(store.db)[0]
+        assert status["failures"] >= 1
+        assert status["forwarded"] == len(first)
+        rsyslog.start()
+        everything = fleet.expected()
+        wait_for(lambda: len(rsyslog.lines()) >= len(everything), what="resumed delivery")
+        wait_for(lambda: sink_status(store.db)[0]["forwarded"] == len(everything))
+    finally:
+        stop.set()
+        thread.join(10)
+        forwarder.stop()
+        lines = rsyslog.lines()
+        rsyslog.stop()
+    ids = Counter(line["sd"]["domestique@32473"]["id"] for line in lines)
+    assert ids == Counter(everything)
+    assert max(ids.values()) == 1
+    status = sink_status(store.db)[0]
+    assert status["error_code"] is None
+    assert status["failures"] == 0
+    assert any("hub.sink.unreachable" in line for line in logged)
+    assert any("delivering again" in line for line in logged)
+
+
+def test_otlp_receiver_refusing_then_accepting_loses_nothing(store: HubStore, fleet: Fleet) -> None:
+    """A collector answering 503 (then 400) keeps the cursor where it is (hub.sink.rejected);
+    when it accepts again, everything arrives once, the dedup key on each."""
+    receiver = HttpReceiver(decode_otlp).start()
+    try:
+        receiver.status = 503
+        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=40))
+        from domestique.hub.sinks._base import SinkError
+
+        for status in (503, 400):
+            receiver.status = status
+            with pytest.raises(SinkError) as failed:
+                forwarder.step()
+            assert failed.value.code == "hub.sink.rejected"
+            assert f"HTTP {status}" in failed.value.message
+        assert receiver.items() == []
+        assert receiver.refused == 2
+        assert sink_status(store.db)[0]["forwarded"] == 0
+        receiver.status = 200
+        expected = fleet.expected()
+        assert drain(forwarder) == len(expected)
+        forwarder.stop()
+    finally:
+        receiver.stop()
+    ids = Counter(i["attributes"]["domestique.record_id"] for i in receiver.items())
+    assert ids == Counter(expected)
+
+
+def test_tls_syslog_with_a_test_ca_and_an_untrusted_one(
+    store: HubStore, fleet: Fleet, tmp_path: Path
+) -> None:
+    """tls:// to rsyslogd (OpenSSL driver) with the test CA named in the hub config file:
+    everything arrives. Without that CA the handshake fails (hub.sink.tls) and nothing counts
+    as delivered."""
+    ca, cert, key = make_ca(tmp_path)
+    rsyslog = Rsyslog(tmp_path / "rsyslog", tls=(ca, cert, key)).start()
+    try:
+        untrusted = Forwarder(
+            store.db, _spec("syslog", f"tls://127.0.0.1:{rsyslog.port}", name="untrusted")
+        )
+        from domestique.hub.sinks._base import SinkError
+
+        with pytest.raises(SinkError) as failed:
+            untrusted.step()
+        untrusted.stop()
+        assert failed.value.code == "hub.sink.tls"
+        assert "certificate" in failed.value.message
+        config = tmp_path / "hub.toml"
+        config.write_text(
+            f'[[sinks]]\nurl = "tls://127.0.0.1:{rsyslog.port}"\nca = "{ca}"\nname = "soc"\n'
+        )
+        (spec,) = collect(otlp=[], syslog=[], config=config)
+        assert spec.kind == "syslog"
+        assert spec.tls
+        assert spec.ca == ca
+        forwarder = Forwarder(store.db, spec)
+        expected = fleet.expected()
+        assert drain(forwarder) == len(expected)
+        wait_for(lambda: len(rsyslog.lines()) >= len(expected), what="TLS delivery")
+        forwarder.stop()
+        lines = rsyslog.lines()
+    finally:
+        rsyslog.stop()
+    assert Counter(line["sd"]["domestique@32473"]["id"] for line in lines) == Counter(expected)
+    rows = {r["name"]: r for r in sink_status(store.db)}
+    assert rows["soc"]["forwarded"] == len(expected)
+    assert rows["untrusted"]["forwarded"] == 0
+
+
+def test_only_one_hub_forwards_a_sink_and_another_takes_over(store: HubStore, fleet: Fleet) -> None:
+    """Two hubs (two forwarders with their own owners) on one sink: the lease lets one
+    forward; the other waits. When the first stops, the second resumes at the shared cursor:
+    everything once."""
+    receiver = HttpReceiver(decode_otlp).start()
+    try:
+        spec = _spec("otlp", receiver.url, batch=30, name="soc-otlp")
+        first = Forwarder(store.db, spec, owner="hub-1")
+        second = Forwarder(store.db, spec, owner="hub-2")
+        assert first.step() == 1  # the alert
+        assert second.step() is None  # hub-1 holds the lease
+        assert first.step() == 30
+        first.release()
+        rest = drain(second)
+        assert first.step() is None  # now hub-2 holds it
+        expected = fleet.expected()
+        assert 1 + 30 + rest == len(expected)
+        assert sink_status(store.db)[0]["owner"] == "hub-2"
+        first.stop()
+        second.stop()  # and releases the lease
+        assert sink_status(store.db)[0]["owner"] is None
+    finally:
+        receiver.stop()
+    ids = Counter(i["attributes"]["domestique.record_id"] for i in receiver.items())
+    assert ids == Counter(expected)
+
+
+def test_postgres_a_batch_committing_late_is_not_passed_over(tmp_path: Path, pg_url: str) -> None:
+    """On PostgreSQL, a batch whose transaction started first but commits last (a lower
+    sequence number) is still forwarded: the forwarder waits below the oldest open
+    transaction instead of moving its cursor past it."""
+    import psycopg
+
+    store = HubStore.open(pg_url, tmp_path / "hub-home")
+    receiver = HttpReceiver(decode_otlp).start()
+    try:
+        fleet = Fleet(store, tmp_path / "endpoints")
+        fleet.add("laptop-a", 5)
+        forwarder = Forwarder(store.db, _spec("otlp", receiver.url))
+        assert drain(forwarder) == 5
+        with psycopg.connect(pg_url) as slow:
+            # A transaction writes first (lower sequence) and stays open...
+            slow.execute(
+                "INSERT INTO records (endpoint_id, seq, id, time, component, action, codes, "
+                "prev_hash, hash, record, received_at) SELECT endpoint_id, seq + 1000, "
+                "'late-' || id, time, component, action, codes, prev_hash, hash, "
+                "replace(record, id, 'late-' || id), received_at FROM records LIMIT 1"
+            )
+            fleet.add("laptop-b", 3)  # ...while a later one commits
+            assert drain(forwarder) == 0  # held back: nothing may pass the open one
+            slow.commit()
+        assert drain(forwarder) == 4
+        forwarder.stop()
+    finally:
+        receiver.stop()
+        store.close()
+    ids = [i["attributes"]["domestique.record_id"] for i in receiver.items()]
+    assert len(ids) == len(set(ids)) == 9
+    assert ids[5].startswith("late-")  # in commit-safe order: the open transaction's first
+
+
+def test_splunk_hec_with_token_and_dedup_field(
+    store: HubStore, fleet: Fleet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HEC: ``Authorization: Splunk TOKEN`` from the environment, one JSON event per record
+    with the OCSF event and ``fields.record_id``."""
+    monkeypatch.setenv("TEST_HEC_TOKEN", "hec-test-token-1")
+    receiver = HttpReceiver(decode_hec).start()
+    try:
+        url = f"http://127.0.0.1:{receiver.port}/services/collector/event"
+        forwarder = Forwarder(store.db, _spec("hec", url, token_env="TEST_HEC_TOKEN"))
+        expected = fleet.expected()
+        assert drain(forwarder) == len(expected)
+        forwarder.stop()
+    finally:
+        receiver.stop()
+    items = receiver.items()
+    assert Counter(i["fields"]["record_id"] for i in items) == Counter(expected)
+    for item in items:
+        assert item["auth"] == "Splunk hec-test-token-1"
+        assert item["event"]["metadata"]["uid"] == item["fields"]["record_id"]
+        assert item["sourcetype"] == "ocsf"
+        assert item["host"] in fleet.endpoints
