@@ -78,6 +78,8 @@ def _parse_url(kind: str, url: str, where: str) -> tuple[str, str, int, bool]:
     if not isinstance(url, str) or not url or not url.isprintable() or " " in url:
         raise SinkConfigError(f"{where}: the URL must be non-empty printable text")
     parts = urlsplit(url)
+    if "@" in parts.netloc:  # never repeat what may be a password
+        url = parts._replace(netloc="…@" + parts.netloc.rpartition("@")[2]).geturl()
     try:
         port = parts.port
     except ValueError:
@@ -242,7 +244,7 @@ def load_config(path: Path) -> list[SinkSpec]:
 
 def _kind_of(url: str) -> str:
     scheme = url.partition("://")[0].lower()
-    return "syslog" if scheme in ("tcp", "tls") else "otlp"
+    return "syslog" if scheme in ("tcp", "tls", "udp") else "otlp"
 
 
 def collect(*, otlp: list[str], syslog: list[str], config: Path | None) -> list[SinkSpec]:

@@ -41,7 +41,12 @@ RETRYABLE = frozenset({429, 502, 503, 504})
 # --- protobuf wire format (https://protobuf.dev/programming-guides/encoding/) --------------
 
 
+_SMALL = tuple(bytes((i,)) for i in range(0x80))
+
+
 def _varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _SMALL[value]
     out = bytearray()
     value &= (1 << 64) - 1
     while value > 0x7F:
@@ -53,10 +58,6 @@ def _varint(value: int) -> bytes:
 
 def _len_field(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _fixed64(number: int, value: int) -> bytes:
-    return _varint(number << 3 | 1) + value.to_bytes(8, "little")
 
 
 def _any_value(value: str | int) -> bytes:
@@ -75,28 +76,69 @@ def _attributes(number: int, pairs: Sequence[tuple[str, str | int]]) -> bytes:
     return b"".join(_len_field(number, _key_value(k, v)) for k, v in pairs)
 
 
+# The per-record part, written out for speed (this runs for every forwarded event): constant
+# tags and attribute keys are encoded once.
+def _key_prefix(key: str) -> bytes:
+    """A KeyValue's key field and the value field's tag (its length follows)."""
+    return _len_field(1, key.encode("ascii")) + _varint(2 << 3 | 2)
+
+
+_K_RECORD_ID = _key_prefix("domestique.record_id")
+_K_KIND = _key_prefix("domestique.kind")
+_K_ACTION = _key_prefix("domestique.action")
+_K_CODES = _key_prefix("domestique.codes")
+_K_CLASS = _key_prefix("ocsf.class_uid")
+_K_SEQ = _key_prefix("domestique.seq")
+_TAG_ATTR = _varint(6 << 3 | 2)
+_TAG_TIME = _varint(1 << 3 | 1)
+_TAG_OBSERVED = _varint(11 << 3 | 1)
+_TAG_BODY = _varint(5 << 3 | 2)
+_EVENT_NAMES = {
+    k: _len_field(12, f"domestique.{k}".encode("ascii")) for k in ("decision", "integrity")
+}
+_SEVERITIES: dict[tuple[int, str], bytes] = {}
+
+
+def _str_attr(prefix: bytes, value: str) -> bytes:
+    raw = value.encode("utf-8")
+    any_value = b"\x0a" + _varint(len(raw)) + raw
+    kv = prefix + _varint(len(any_value)) + any_value
+    return _TAG_ATTR + _varint(len(kv)) + kv
+
+
+def _int_attr(prefix: bytes, value: int) -> bytes:
+    any_value = b"\x18" + _varint(value)
+    kv = prefix + _varint(len(any_value)) + any_value
+    return _TAG_ATTR + _varint(len(kv)) + kv
+
+
 def encode_log_record(event: Event, observed_ns: int) -> bytes:
     """LogRecord: time_unix_nano 1, severity_number 2, severity_text 3, body 5, attributes 6,
     observed_time_unix_nano 11, event_name 12."""
     _, number, text = event.severity
-    attrs: list[tuple[str, str | int]] = [
-        ("domestique.record_id", event.uid),
-        ("domestique.kind", event.kind),
-        ("domestique.action", event.action),
-        ("domestique.codes", " ".join(event.codes)),
-        ("ocsf.class_uid", event.class_uid),
-    ]
-    if event.seq is not None:
-        attrs.append(("domestique.seq", event.seq))
+    severity = _SEVERITIES.get((number, text))
+    if severity is None:
+        severity = _varint(2 << 3) + _varint(number) + _len_field(3, text.encode("ascii"))
+        _SEVERITIES[(number, text)] = severity
+    body = b"\x0a" + _varint(len(event.body)) + event.body  # AnyValue.string_value
+    event_name = _EVENT_NAMES.get(event.kind) or _len_field(12, f"domestique.{event.kind}".encode())
     return b"".join(
         (
-            _fixed64(1, max(0, event.time_ms) * 1_000_000),
-            _varint(2 << 3) + _varint(number),
-            _len_field(3, text.encode("ascii")),
-            _len_field(5, _len_field(1, event.body)),
-            _attributes(6, attrs),
-            _fixed64(11, observed_ns),
-            _len_field(12, f"domestique.{event.kind}".encode("ascii")),
+            _TAG_TIME,
+            (max(0, event.time_ms) * 1_000_000).to_bytes(8, "little"),
+            severity,
+            _TAG_BODY,
+            _varint(len(body)),
+            body,
+            _str_attr(_K_RECORD_ID, event.uid),
+            _str_attr(_K_KIND, event.kind),
+            _str_attr(_K_ACTION, event.action),
+            _str_attr(_K_CODES, " ".join(event.codes)),
+            _int_attr(_K_CLASS, event.class_uid),
+            _int_attr(_K_SEQ, event.seq) if event.seq is not None else b"",
+            _TAG_OBSERVED,
+            observed_ns.to_bytes(8, "little"),
+            event_name,
         )
     )
 
@@ -133,7 +175,7 @@ def encode_request(events: Sequence[Event], *, instance: str, version: str, now_
     out: list[bytes] = []
     for group in groups.values():
         resource = _attributes(1, resource_attributes(group[0], instance, version))
-        records = b"".join(_len_field(2, encode_log_record(e, now_ns)) for e in group)
+        records = b"".join([_len_field(2, encode_log_record(e, now_ns)) for e in group])
         scope_logs = _len_field(1, scope) + records
         out.append(_len_field(1, _len_field(1, resource) + _len_field(2, scope_logs)))
     return b"".join(out)
