@@ -354,3 +354,32 @@ def test_splunk_hec_with_token_and_dedup_field(
         assert item["event"]["metadata"]["uid"] == item["fields"]["record_id"]
         assert item["sourcetype"] == "ocsf"
         assert item["host"] in fleet.endpoints
+
+
+def test_postgres_transaction_ids_are_ordered_as_numbers(tmp_path: Path, pg_url: str) -> None:
+    """The cursor's transaction ids compare as numbers (xid8), never as text: rows written by
+    transactions 9 and 10 are both forwarded, 9 first."""
+    store = HubStore.open(pg_url, tmp_path / "hub-home")
+    receiver = HttpReceiver(decode_otlp).start()
+    try:
+        Fleet(store, tmp_path / "endpoints").add("laptop-a", 1)
+        with store.db.tx() as tx:
+            tx.run("DELETE FROM alerts")
+            for xid in ("10", "9"):
+                tx.run(
+                    "INSERT INTO records (endpoint_id, seq, id, time, component, action, codes, "
+                    "prev_hash, hash, record, received_at, fwd_xid) SELECT endpoint_id, seq, "
+                    "%s || id, time, component, action, codes, prev_hash, hash, "
+                    "replace(record, id, %s || id), received_at, %s::xid8 FROM records "
+                    "WHERE id NOT LIKE 'x%%'",
+                    (f"x{xid}-", f"x{xid}-", xid),
+                )
+        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=1))
+        assert drain(forwarder) == 3
+        forwarder.stop()
+    finally:
+        receiver.stop()
+        store.close()
+    ids = [i["attributes"]["domestique.record_id"] for i in receiver.items()]
+    assert ids[0].startswith("x9-")
+    assert ids[1].startswith("x10-")

@@ -95,10 +95,12 @@ def read_records(
     """Up to ``limit`` records committed after ``after``, as events, and the new position."""
     if tx.postgres:
         rows = tx.q(
-            "SELECT fwd_xid::text, fwd_seq, endpoint_id, seq, record FROM records "
+            # ORDER BY names the table's columns: a bare fwd_xid would be the text output
+            # column, sorted as text ("10" before "9").
+            "SELECT fwd_xid::text AS at_xid, fwd_seq, endpoint_id, seq, record FROM records "
             "WHERE (fwd_xid, fwd_seq) > (%s::xid8, %s) "
             "AND fwd_xid < pg_snapshot_xmin(pg_current_snapshot()) "
-            "ORDER BY fwd_xid, fwd_seq LIMIT %s",
+            "ORDER BY records.fwd_xid, records.fwd_seq LIMIT %s",
             (after[0], after[1], limit),
         )
     else:
@@ -121,10 +123,10 @@ def read_alerts(
     cols = "time, endpoint_id, code, seq, record_id, message, dedupe"
     if tx.postgres:
         rows = tx.q(
-            f"SELECT fwd_xid::text, id, {cols} FROM alerts "  # noqa: S608 - fixed column names
+            f"SELECT fwd_xid::text AS at_xid, id, {cols} FROM alerts "  # noqa: S608 - fixed column names
             "WHERE (fwd_xid, id) > (%s::xid8, %s) "
             "AND fwd_xid < pg_snapshot_xmin(pg_current_snapshot()) "
-            "ORDER BY fwd_xid, id LIMIT %s",
+            "ORDER BY alerts.fwd_xid, alerts.id LIMIT %s",
             (after[0], after[1], limit),
         )
     else:
