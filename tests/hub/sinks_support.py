@@ -31,7 +31,7 @@ from .support import free_port, write_log
 BOM = "\ufeff"
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0, what: str = "") -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = 60.0, what: str = "") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
