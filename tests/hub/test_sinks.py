@@ -77,6 +77,18 @@ def step(forwarder: Forwarder, timeout: float = 60.0) -> int | None:
         time.sleep(0.05)
 
 
+def forward_all(store: HubStore, fleet: Fleet, spec: SinkSpec, receiver: HttpReceiver) -> set[str]:
+    """Forward everything to a started receiver, then stop both; returns the dedup keys due."""
+    try:
+        forwarder = Forwarder(store.db, spec)
+        expected = fleet.expected()
+        assert drain(forwarder, len(expected)) == len(expected)
+        forwarder.stop()
+    finally:
+        receiver.stop()
+    return expected
+
+
 def _spec(kind: str, url: str, **options: object) -> SinkSpec:
     return make_spec(kind, url, "test", **options)
 
@@ -143,13 +155,7 @@ def test_otlp_every_record_one_log_record_with_ocsf_body_and_resource(
     opentelemetry-proto: the OCSF JSON as a string body, the dedup key attribute, and the
     resource naming the service and the endpoint (one ResourceLogs per endpoint)."""
     receiver = HttpReceiver(decode_otlp).start()
-    try:
-        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=100))
-        expected = fleet.expected()
-        assert drain(forwarder, len(expected)) == len(expected)
-        forwarder.stop()
-    finally:
-        receiver.stop()
+    expected = forward_all(store, fleet, _spec("otlp", receiver.url, batch=100), receiver)
     items = receiver.items()
     assert Counter(i["attributes"]["domestique.record_id"] for i in items) == Counter(expected)
     assert max(len(r) for r in receiver.requests) <= 100  # one batch per request
@@ -358,14 +364,9 @@ def test_splunk_hec_with_token_and_dedup_field(
     with the OCSF event and ``fields.record_id``."""
     monkeypatch.setenv("TEST_HEC_TOKEN", "hec-test-token-1")
     receiver = HttpReceiver(decode_hec).start()
-    try:
-        url = f"http://127.0.0.1:{receiver.port}/services/collector/event"
-        forwarder = Forwarder(store.db, _spec("hec", url, token_env="TEST_HEC_TOKEN"))
-        expected = fleet.expected()
-        assert drain(forwarder, len(expected)) == len(expected)
-        forwarder.stop()
-    finally:
-        receiver.stop()
+    url = f"http://127.0.0.1:{receiver.port}/services/collector/event"
+    spec = _spec("hec", url, token_env="TEST_HEC_TOKEN")
+    expected = forward_all(store, fleet, spec, receiver)
     items = receiver.items()
     assert Counter(i["fields"]["record_id"] for i in items) == Counter(expected)
     for item in items:
@@ -402,3 +403,28 @@ def test_postgres_transaction_ids_are_ordered_as_numbers(tmp_path: Path, pg_url:
     ids = [i["attributes"]["domestique.record_id"] for i in receiver.items()]
     assert ids[0].startswith("x9-")
     assert ids[1].startswith("x10-")
+
+
+def test_otlp_partial_success_is_logged_and_not_resent(store: HubStore, fleet: Fleet) -> None:
+    """A collector that accepts a batch but reports records rejected (OTLP partial success):
+    hub.sink.partial is logged with the count and message, and the batch is not sent again."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+
+    answer = ExportLogsServiceResponse()
+    answer.partial_success.rejected_log_records = 2
+    answer.partial_success.error_message = "body too deep"
+    receiver = HttpReceiver(decode_otlp).start()
+    receiver.response = answer.SerializeToString()
+    logged: list[str] = []
+    try:
+        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=10), log=logged.append)
+        assert step(forwarder) == 1  # the alert
+        assert step(forwarder) == 10
+        forwarder.stop()
+    finally:
+        receiver.stop()
+    assert len(receiver.items()) == 11
+    assert sink_status(store.db)[0]["forwarded"] == 11
+    partial = [line for line in logged if "hub.sink.partial" in line]
+    assert len(partial) == 2
+    assert "rejected 2 of 10 log records: body too deep" in partial[1]

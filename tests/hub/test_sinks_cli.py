@@ -119,6 +119,7 @@ def test_a_config_mistake_names_file_line_and_the_hub_refuses_to_start(
         ("--export-syslog", "tcp://127.0.0.1:99999", "port must be 1..65535"),
         ("--export-otlp", "ftp://collector/v1/logs", "http(s)://"),
         ("--export-otlp", "https://user:pw@collector/v1/logs", "no credentials in the URL"),
+        ("--export-otlp", "ftp://collector/v1/logs?api_key=pw42", "http(s)://"),
     ],
 )
 def test_a_bad_export_flag_is_refused(tmp_path: Path, flag: str, url: str, message: str) -> None:
@@ -151,3 +152,40 @@ def test_config_file_and_flags_together_and_names_must_be_unique(tmp_path: Path)
     assert specs[3].facility == 10
     with pytest.raises(SinkConfigError, match="configured twice"):
         collect(otlp=[], syslog=["tls://siem.example:6514"] * 2, config=None)
+
+
+def test_two_hubs_on_one_database_forward_each_record_once(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    """Two ``hub serve`` processes on one database (as behind a load balancer), both told to
+    forward to the same collector: endpoints sync to either, every record arrives once (the
+    lease lets one hub forward). The lease holder stops; the other carries on from the cursor."""
+    database = database_url or f"sqlite:///{tmp_path / 'shared' / 'hub.sqlite3'}"
+    receiver = HttpReceiver(decode_otlp).start()
+    extra = ("--export-otlp", receiver.url)
+    first = HubProcess(tmp_path / "hub-1", database, extra=extra).start()
+    second = HubProcess(tmp_path / "hub-2", database, extra=extra).start()
+    try:
+        _enroll_and_sync(first, tmp_path / "ep1", 30)
+        _enroll_and_sync(second, tmp_path / "ep2", 20)
+        wait_for(lambda: len(receiver.items()) >= 50, what="delivery from two hubs")
+        owners = {i["resource"]["service.instance.id"] for i in receiver.items()}
+        assert len(owners) == 1
+        assert first.proc is not None
+        forwarding = owners.pop()
+        holder, other = (
+            (first, second) if forwarding.endswith(f":{first.proc.pid}") else (second, first)
+        )
+        holder.stop()  # a clean stop gives the lease up
+        _enroll_and_sync(other, tmp_path / "ep3", 10)
+        held = _held_ids(other)
+        assert len(held) == 60
+        wait_for(lambda: len(receiver.items()) >= len(held), what="delivery after take-over")
+    finally:
+        first.stop()
+        second.stop()
+        receiver.stop()
+    ids = Counter(i["attributes"]["domestique.record_id"] for i in receiver.items())
+    assert ids == Counter(held)
+    instances = {i["resource"]["service.instance.id"] for i in receiver.items()}
+    assert len(instances) == 2

@@ -97,7 +97,7 @@ class HttpPoster:
             cause = root_os_error(exc)
             raise SinkError(
                 os_error_code(cause) if cause is not None else "hub.sink.unreachable",
-                f"POST {self.spec.url}: "
+                f"POST {self.spec.shown_url}: "
                 + (describe_os_error(cause) if cause is not None else type(exc).__name__),
             ) from None
         return response.status_code, response.content

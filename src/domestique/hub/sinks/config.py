@@ -68,9 +68,16 @@ class SinkSpec:
     token_env: str | None = None
     batch: int = DEFAULT_BATCH
 
+    @property
+    def shown_url(self) -> str:
+        """The URL for messages and the default name: without its query, which may hold a
+        collector's API key."""
+        return self.url.partition("?")[0]
+
     def describe(self) -> str:
         """Name and URL without credentials (for logs)."""
-        return self.name if self.name == f"{self.kind}:{self.url}" else f"{self.name} ({self.url})"
+        default = f"{self.kind}:{self.shown_url}"
+        return self.name if self.name == default else f"{self.name} ({self.shown_url})"
 
 
 def _parse_url(kind: str, url: str, where: str) -> tuple[str, str, int, bool]:
@@ -78,31 +85,34 @@ def _parse_url(kind: str, url: str, where: str) -> tuple[str, str, int, bool]:
     if not isinstance(url, str) or not url or not url.isprintable() or " " in url:
         raise SinkConfigError(f"{where}: the URL must be non-empty printable text")
     parts = urlsplit(url)
-    if "@" in parts.netloc:  # never repeat what may be a password
-        url = parts._replace(netloc="…@" + parts.netloc.rpartition("@")[2]).geturl()
+    shown = parts._replace(query="…" if parts.query else "").geturl()
+    if "@" in parts.netloc:  # never repeat what may be a password (or a key in the query)
+        shown = parts._replace(
+            netloc="…@" + parts.netloc.rpartition("@")[2], query="…" if parts.query else ""
+        ).geturl()
     try:
         port = parts.port
     except ValueError:
-        raise SinkConfigError(f"{where}: {url!r}: the port must be 1..65535") from None
+        raise SinkConfigError(f"{where}: {shown!r}: the port must be 1..65535") from None
     host = parts.hostname or ""
     if parts.username or parts.password:
         raise SinkConfigError(
-            f"{where}: {url!r}: no credentials in the URL (headers or token_env hold them)"
+            f"{where}: {shown!r}: no credentials in the URL (headers or token_env hold them)"
         )
     if kind == "syslog":
         if parts.scheme not in ("tcp", "tls"):
             raise SinkConfigError(
-                f"{where}: {url!r}: a syslog sink is tcp://HOST:PORT or tls://HOST:PORT"
+                f"{where}: {shown!r}: a syslog sink is tcp://HOST:PORT or tls://HOST:PORT"
             )
         if not host or port is None:
-            raise SinkConfigError(f"{where}: {url!r}: a syslog sink needs a host and a port")
+            raise SinkConfigError(f"{where}: {shown!r}: a syslog sink needs a host and a port")
         if parts.path not in ("", "/") or parts.query or parts.fragment:
-            raise SinkConfigError(f"{where}: {url!r}: a syslog URL has no path or query")
+            raise SinkConfigError(f"{where}: {shown!r}: a syslog URL has no path or query")
         return f"{parts.scheme}://{_host_port(host, port)}", host, port, parts.scheme == "tls"
     if parts.scheme not in ("http", "https") or not host:
-        raise SinkConfigError(f"{where}: {url!r}: an {kind} sink is http(s)://HOST[:PORT]/PATH")
+        raise SinkConfigError(f"{where}: {shown!r}: an {kind} sink is http(s)://HOST[:PORT]/PATH")
     if parts.fragment:
-        raise SinkConfigError(f"{where}: {url!r}: no #fragment in a sink URL")
+        raise SinkConfigError(f"{where}: {shown!r}: no #fragment in a sink URL")
     tls = parts.scheme == "https"
     port = port or (443 if tls else 80)
     path = parts.path or ("/v1/logs" if kind == "otlp" else "/services/collector/event")
@@ -136,7 +146,7 @@ def make_spec(kind: str, url: str, where: str | Callable[[str], str], **options:
     if kind not in KINDS:
         raise SinkConfigError(f"{at('type')}: type must be one of {', '.join(KINDS)}, not {kind!r}")
     norm, host, port, tls = _parse_url(kind, url, at("url"))
-    name = options.get("name") or f"{kind}:{norm}"
+    name = options.get("name") or f"{kind}:{norm.partition('?')[0]}"
     if not isinstance(name, str) or not name.isprintable() or len(name) > 200:
         raise SinkConfigError(f"{at('name')}: name must be printable text up to 200 characters")
     files: dict[str, Path | None] = {}

@@ -56,7 +56,7 @@ class HecSink:
             return
         status, _ = self._http.post(encode_batch(events), TIMEOUT_S)
         if status != 200:
-            raise SinkError("hub.sink.rejected", f"POST {self.spec.url}: HTTP {status}")
+            raise SinkError("hub.sink.rejected", f"POST {self.spec.shown_url}: HTTP {status}")
 
     def close(self) -> None:
         self._http.close()

@@ -255,7 +255,7 @@ class OtlpSink:
         if status != 200:
             raise SinkError(
                 "hub.sink.rejected",
-                f"POST {self.spec.url}: HTTP {status}"
+                f"POST {self.spec.shown_url}: HTTP {status}"
                 + ("" if status in RETRYABLE else " (a refusal: check the collector)"),
             )
         rejected, message = rejected_count(content)
