@@ -239,7 +239,7 @@ def test_otlp_receiver_refusing_then_accepting_loses_nothing(store: HubStore, fl
         for status in (503, 400):
             receiver.status = status
             with pytest.raises(SinkError) as failed:
-                forwarder.step()
+                step(forwarder)
             assert failed.value.code == "hub.sink.rejected"
             assert f"HTTP {status}" in failed.value.message
         assert receiver.items() == []
@@ -270,7 +270,7 @@ def test_tls_syslog_with_a_test_ca_and_an_untrusted_one(
         from domestique.hub.sinks._base import SinkError
 
         with pytest.raises(SinkError) as failed:
-            untrusted.step()
+            step(untrusted)
         untrusted.stop()
         assert failed.value.code == "hub.sink.tls"
         assert "certificate" in failed.value.message
@@ -305,14 +305,15 @@ def test_only_one_hub_forwards_a_sink_and_another_takes_over(store: HubStore, fl
         spec = _spec("otlp", receiver.url, batch=30, name="soc-otlp")
         first = Forwarder(store.db, spec, owner="hub-1")
         second = Forwarder(store.db, spec, owner="hub-2")
-        assert step(first) == 1  # the alert
-        assert second.step() is None  # hub-1 holds the lease
-        assert step(first) == 30
-        first.release()
-        rest = drain(second, len(fleet.expected()) - 31)
-        assert first.step() is None  # now hub-2 holds it
         expected = fleet.expected()
-        assert 1 + 30 + rest == len(expected)
+        sent = step(first)  # the alert (or 30 records while it is held back: see drain)
+        assert sent in (1, 30)
+        assert second.step() is None  # hub-1 holds the lease
+        sent += step(first) or 0
+        first.release()
+        rest = drain(second, len(expected) - sent)
+        assert first.step() is None  # now hub-2 holds it
+        assert sent + rest == len(expected)
         assert sink_status(store.db)[0]["owner"] == "hub-2"
         first.stop()
         second.stop()  # and releases the lease
@@ -417,14 +418,14 @@ def test_otlp_partial_success_is_logged_and_not_resent(store: HubStore, fleet: F
     receiver.response = answer.SerializeToString()
     logged: list[str] = []
     try:
-        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=10), log=logged.append)
-        assert step(forwarder) == 1  # the alert
-        assert step(forwarder) == 10
+        forwarder = Forwarder(store.db, _spec("otlp", receiver.url, batch=100), log=logged.append)
+        expected = fleet.expected()
+        assert drain(forwarder, len(expected)) == len(expected)
         forwarder.stop()
     finally:
         receiver.stop()
-    assert len(receiver.items()) == 11
-    assert sink_status(store.db)[0]["forwarded"] == 11
+    assert len(receiver.items()) == len(expected)  # nothing sent twice
+    assert sink_status(store.db)[0]["forwarded"] == len(expected)
     partial = [line for line in logged if "hub.sink.partial" in line]
-    assert len(partial) == 2
-    assert "rejected 2 of 10 log records: body too deep" in partial[1]
+    assert len(partial) == len(receiver.requests) >= 3
+    assert any("rejected 2 of 100 log records: body too deep" in line for line in partial)

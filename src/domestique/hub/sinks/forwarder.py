@@ -104,6 +104,7 @@ class Forwarder:
         self._endpoints: dict[str, EndpointRef] = {}
         self._lease_until = 0.0  # monotonic; renewed well before the database's lease ends
         self._failing: str | None = None
+        self._positions: dict[str, Position] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         with db.tx() as tx:
@@ -180,19 +181,23 @@ class Forwarder:
     def step(self) -> int | None:
         """Send the next batch. Returns how many events were delivered (0: nothing new), or
         None when another hub holds the lease. Raises SinkError or HubDatabaseError."""
-        if time.monotonic() >= self._lease_until and not self._acquire():
-            return None
-        records_pos, alerts_pos = self._cursor()
-        for stream, after, read in (
-            ("alerts", alerts_pos, read_alerts),
-            ("records", records_pos, read_records),
-        ):
+        if time.monotonic() >= self._lease_until:
+            if not self._acquire():
+                self._positions = None
+                return None
+            self._positions = None  # (re)read once per lease renewal: only the owner moves it
+        if self._positions is None:
+            records_pos, alerts_pos = self._cursor()
+            self._positions = {"records": records_pos, "alerts": alerts_pos}
+        for stream, read in (("alerts", read_alerts), ("records", read_records)):
             with self.db.tx() as tx:
-                events, pos = read(tx, after, self.spec.batch, self._endpoints)
+                events, pos = read(tx, self._positions[stream], self.spec.batch, self._endpoints)
             if events:
                 self._send(events)
                 if not self._advance(stream, pos, len(events)):
+                    self._positions = None
                     return None
+                self._positions[stream] = pos
                 self.delivered += len(events)
                 return len(events)
         return 0
