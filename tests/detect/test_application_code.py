@@ -209,6 +209,21 @@ CLEAN = [
     'auth_header = f"Bearer {token}"',
     'authorization = "Bearer " + token',
     'secret_version = "projects/my-proj/secrets/db-pass/versions/3"',
+    # documentation idioms: famous example passwords made to pass a complexity policy, URL
+    # templates (a placeholder host, placeholder user and password), anti-forgery tokens,
+    # resource identifiers beside a service's name
+    'engine = create_engine("mssql+pyodbc://scott:tiger^7QQQ@mssql2019:1433/test?driver=ODBC")',
+    "CREATE LOGIN scott WITH PASSWORD = 'tiger^7QQQ';",
+    "trustStorePassword=changeit",
+    "dbtype://username:Kx%2Fq9@hostspec/database",
+    'create_engine("mysql+pymysql://some_user:some_pass@some_host/test?charset=utf8mb4")',
+    "redis://deploy:Vb7-kettle@your_host:6379/0",
+    "MultiHostUrl('https://foo.com:443,foo:bar@bar.com/x')",
+    'broker_url = "amqp://myuser:mypassword@localhost:5672/myvhost"',
+    '<input type="hidden" name="csrfmiddlewaretoken" value="Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc">',
+    "X-CSRFToken: Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc",
+    'xsrf_token = "Mn3Bv8Cx1Za6Sd4Fg9Hj2Kl7Qw5Er0Ty"',
+    "twilio message SM4c0a7d2e9b1f6a3c8e5d0b7a4f1c9e2d was delivered",
 ]
 
 
@@ -239,6 +254,18 @@ FOUND = [
     ("IBAN: NL02-ABNA-0123-4567-89", "pii.iban", "NL02-ABNA-0123-4567-89"),
     ("card 4539 1488 0343 6467 exp 12/29", "pii.credit_card", "4539 1488 0343 6467"),
     ("write to ada@analytical-engines.co.uk", "pii.email", "ada@analytical-engines.co.uk"),
+    ("jdbc:oracle:thin:billing/Quill-Orbit7@db7.corp.local:1521/ORCL",
+     "secret.jdbc_oracle_password", "Quill-Orbit7"),
+    ('ods.setURL("jdbc:oracle:thin:svc/harb@ur42@//db7.corp.local:1521/ledger");',
+     "secret.jdbc_oracle_password", "harb@ur42"),
+    ("<Password>k3ttle<drum!</Password>", "secret.password_assignment", "k3ttle<drum!"),
+    ("apiVersion: v1\nkind: Secret\ndata:\n  token: c3ZjLWJ1aWxkOkh4Ny1mZXJyeQ==\n",
+     "secret.kubernetes_secret", "c3ZjLWJ1aWxkOkh4Ny1mZXJyeQ=="),
+    # default accounts on a real host, and a famous word with a one-class suffix, stay findings
+    ("mysql://root:root@10.20.3.4:3306/app", "secret.database_url", "root"),
+    ("amqp://guest:guest@10.0.3.7:5672//", "secret.database_url", "guest"),
+    ("password = 'tiger123'", "secret.password_assignment", "tiger123"),
+    ("postgresql://deploy:Tr0ub4dor-3x@db.internal/app", "secret.database_url", "Tr0ub4dor-3x"),
 ]  # fmt: skip
 
 

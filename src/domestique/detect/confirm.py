@@ -85,7 +85,7 @@ Claim = tuple[int, int, int, int, int]
 def looks_like_placeholder(value: str) -> bool:
     """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths,
     ``{name}`` format fields, a field word spelled out (``pass word``) and the passwords famous
-    documentation prints as its example (``tiger``)."""
+    documentation prints as its example (``tiger``, ``tiger^5HHH``)."""
     # Markup after the value closes its element (``pass+word</span>``): not part of it.
     value = value.split("</", 1)[0] or value
     bare = value.rstrip(":;,.")

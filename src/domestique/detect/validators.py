@@ -276,7 +276,8 @@ def spells_field_name(value: str) -> bool:
 
 def credential_literal(value: str) -> bool:
     """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above), a
-    field word (``password``, ``pass word``) or a well-known documentation example (``tiger``).
+    field word (``password``, ``pass word``) or a well-known documentation example (``tiger``,
+    ``tiger^5HHH``).
 
     A trailing ``,`` or ``;`` is the statement's, not the value's (``password=password,``)."""
     # Markup after the value closes its element (``tiger</pre>``): not part of it.
