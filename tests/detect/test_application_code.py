@@ -220,6 +220,8 @@ CLEAN = [
     "redis://deploy:Vb7-kettle@your_host:6379/0",
     "MultiHostUrl('https://foo.com:443,foo:bar@bar.com/x')",
     'broker_url = "amqp://myuser:mypassword@localhost:5672/myvhost"',
+    'CELERY_BROKER_URL = "amqp://guest:guest@localhost:5672//"',
+    "cache = redis://root:root@127.0.0.1:6379/0",
     '<input type="hidden" name="csrfmiddlewaretoken" value="Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc">',
     "X-CSRFToken: Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc",
     'xsrf_token = "Mn3Bv8Cx1Za6Sd4Fg9Hj2Kl7Qw5Er0Ty"',
@@ -261,6 +263,13 @@ FOUND = [
     ("<Password>k3ttle<drum!</Password>", "secret.password_assignment", "k3ttle<drum!"),
     ("apiVersion: v1\nkind: Secret\ndata:\n  token: c3ZjLWJ1aWxkOkh4Ny1mZXJyeQ==\n",
      "secret.kubernetes_secret", "c3ZjLWJ1aWxkOkh4Ny1mZXJyeQ=="),
+    # an AWS secret beside its key id: on the next line, before it, after a prompt's name
+    ('s3 = S3Client("AKIAZ7VRSQ5TJN2DOWLM",\n    "Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a")',
+     "secret.aws_secret_access_key_near_id", "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"),
+    ('"Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a"  # goes with AKIAZ7VRSQ5TJN2DOWLM',
+     "secret.aws_secret_access_key_near_id", "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"),
+    ("AWS Secret Access Key [None]: Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a",
+     "secret.aws_secret_access_key", "Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a"),
     # default accounts on a real host, and a famous word with a one-class suffix, stay findings
     ("mysql://root:root@10.20.3.4:3306/app", "secret.database_url", "root"),
     ("amqp://guest:guest@10.0.3.7:5672//", "secret.database_url", "guest"),
