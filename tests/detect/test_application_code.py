@@ -226,6 +226,13 @@ CLEAN = [
     "X-CSRFToken: Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc",
     'xsrf_token = "Mn3Bv8Cx1Za6Sd4Fg9Hj2Kl7Qw5Er0Ty"',
     "twilio message SM4c0a7d2e9b1f6a3c8e5d0b7a4f1c9e2d was delivered",
+    # words, counting runs and hexspeak in a value's place
+    'url = URL("https://ann%40mail.example:a%20secret@api.example.net:8443/x")',
+    'assert url.password == "a secret"',
+    'url.copy_with(username="ann", password="my password")',
+    'URL("https://api.internal/", username="ann", password="123 456")',
+    'token = "abcdefghijklmnopqrstuvwxyzABCDEF"',
+    "Authorization: Bearer deadbeef12346",
 ]
 
 
@@ -275,6 +282,9 @@ FOUND = [
     ("amqp://guest:guest@10.0.3.7:5672//", "secret.database_url", "guest"),
     ("password = 'tiger123'", "secret.password_assignment", "tiger123"),
     ("postgresql://deploy:Tr0ub4dor-3x@db.internal/app", "secret.database_url", "Tr0ub4dor-3x"),
+    # where the structure proves the credential, hexspeak is still its value
+    ("export BUNDLE_GEMS__PKGS__CORP=cafebabe:deadbeef", "secret.bundler_credentials",
+     "cafebabe:deadbeef"),
 ]  # fmt: skip
 
 

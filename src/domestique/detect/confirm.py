@@ -29,7 +29,12 @@ from domestique.detect.re2opts import (
 )
 from domestique.detect.reserved import example_password
 from domestique.detect.ruleset import Rule
-from domestique.detect.validators import VALIDATORS, shannon_entropy, spells_field_name
+from domestique.detect.validators import (
+    VALIDATORS,
+    placeholder_phrase,
+    shannon_entropy,
+    spells_field_name,
+)
 
 MAX_WINDOW_GROWTH = 64 * 1024
 # Windows of a rule this close are first searched as one range (see ``_first_matches``): an RE2
@@ -84,7 +89,8 @@ Claim = tuple[int, int, int, int, int]
 
 def looks_like_placeholder(value: str) -> bool:
     """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths,
-    ``{name}`` format fields, a field word spelled out (``pass word``) and the passwords famous
+    ``{name}`` format fields, a field word spelled out (``pass word``) or after an article (``a
+    secret``), counting runs (``123 456``, ``abcdefgh…``) and the passwords famous
     documentation prints as its example (``tiger``, ``tiger^5HHH``)."""
     # Markup after the value closes its element (``pass+word</span>``): not part of it.
     value = value.split("</", 1)[0] or value
@@ -95,6 +101,7 @@ def looks_like_placeholder(value: str) -> bool:
         or found(_PATH_RE, bare)
         or spells_field_name(bare)
         or example_password(bare)
+        or placeholder_phrase(bare)
     )
 
 
