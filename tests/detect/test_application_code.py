@@ -233,6 +233,7 @@ CLEAN = [
     'URL("https://api.internal/", username="ann", password="123 456")',
     'token = "abcdefghijklmnopqrstuvwxyzABCDEF"',
     "Authorization: Bearer deadbeef12346",
+    "rediss://[[username]:[password]]@localhost:6379/0",
 ]
 
 

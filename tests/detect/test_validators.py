@@ -229,10 +229,12 @@ def test_generated_values_are_not_dated_names(value: str) -> None:
     ("value", "placeholder"),
     [("a secret", True), ("my%20password", True), ("The+Token", True), ("123 456", True),
      ("1234567890", True), ("abcdefghijklmnopqrstuvwxyzABCDEF", True), ("a secret sauce", False),
-     ("12345", False), ("h7Kq2Lm9xP", False), ("my_password", False), ("314159", False)],
+     ("12345", False), ("h7Kq2Lm9xP", False), ("my_password", False), ("314159", False),
+     ("[password]]", True), ("[[username]", True), ("[h7Kq2Lm9xP]", False)],
 )  # fmt: skip
 def test_placeholder_phrase(value: str, placeholder: bool) -> None:
-    """An article and the field's word, or a counting run of 6+, stands in for a value."""
+    """An article and the field's word, the word in brackets, or a counting run of 6+ stands in
+    for a value."""
     assert v.placeholder_phrase(value) is placeholder
 
 

@@ -275,9 +275,10 @@ def spells_field_name(value: str) -> bool:
 
 
 # Text written where a value goes: an article and the field's word ("a secret", "my password",
-# "the%20token") or a counting run ("123 456", "abcdefghijklmnopqrstuvwxyzABCDEF"); and, for
-# the rules that ask for a random-looking value, hexspeak ("deadbeef", "cafebabe": the hex
-# placeholders of examples; a random hex value holds one about once in four billion).
+# "the%20token"), the field's word in syntax notation's brackets ("[password]") or a counting
+# run ("123 456", "abcdefghijklmnopqrstuvwxyzABCDEF"); and, for the rules that ask for a
+# random-looking value, hexspeak ("deadbeef", "cafebabe": the hex placeholders of examples; a
+# random hex value holds one about once in four billion).
 _ARTICLE_FIELD_RE = re.compile(
     r"^(?:a|an|the|my|some|your)\s+(?:pass|passwd|password|pwd|passphrase|secret|token|key|"
     r"api\s?key)$"
@@ -287,10 +288,14 @@ _COUNTING_RUNS = ("0123456789" * 3, "1234567890" * 3, "abcdefghijklmnopqrstuvwxy
 
 
 def placeholder_phrase(value: str) -> bool:
-    """True for ``a secret``, ``my%20password``, ``123 456``, ``abcdefgh…``: words or counting
-    written in a value's place."""
+    """True for ``a secret``, ``my%20password``, ``[password]``, ``123 456``, ``abcdefgh…``:
+    words or counting written in a value's place (``[password]``: syntax notation's optional
+    part, ``redis://[[username]:[password]]@host``)."""
     text = unquote_plus(value).strip().lower()
     if _ARTICLE_FIELD_RE.match(text):
+        return True
+    bracketed = text.strip("[]")
+    if bracketed != text and _NOT_ALNUM_RE.sub("", bracketed) in _FIELD_WORDS:
         return True
     folded = _NOT_ALNUM_RE.sub("", text)
     return len(folded) >= 6 and any(run.startswith(folded) for run in _COUNTING_RUNS)
