@@ -234,6 +234,11 @@ CLEAN = [
     'token = "abcdefghijklmnopqrstuvwxyzABCDEF"',
     "Authorization: Bearer deadbeef12346",
     "rediss://[[username]:[password]]@localhost:6379/0",
+    # a service's name as the start of a module path or a type name; string annotations
+    "from stripe.events._v1_topup_failed_event import (",
+    '"V1PlanUpdatedEventNotification": ("stripe.events._v1_plan_updated_event", False),',
+    'def init(host: str, secret_key: "Optional[str]" = None, public_key: "Optional[str]" = None):',
+    '    input_tokens_cached: "Optional[int]" = None,',
 ]
 
 
@@ -283,6 +288,10 @@ FOUND = [
     ("amqp://guest:guest@10.0.3.7:5672//", "secret.database_url", "guest"),
     ("password = 'tiger123'", "secret.password_assignment", "tiger123"),
     ("postgresql://deploy:Tr0ub4dor-3x@db.internal/app", "secret.database_url", "Tr0ub4dor-3x"),
+    ('hs = new HubSpotClient("5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63")', "secret.service_credential",
+     "5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63"),
+    ("heroku_key 5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63 (expires)", "secret.service_credential",
+     "5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63"),
     # where the structure proves the credential, hexspeak is still its value
     ("export BUNDLE_GEMS__PKGS__CORP=cafebabe:deadbeef", "secret.bundler_credentials",
      "cafebabe:deadbeef"),

@@ -105,6 +105,21 @@ def looks_like_placeholder(value: str) -> bool:
     )
 
 
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _strip_unmatched_closers(value: str) -> str:
+    """``value`` without the closing brackets (and the ``:;,`` around them) at its end that
+    open nowhere in it: ``f(pwd=pwd)`` -> ``pwd``'s ``pwd)`` -> ``pwd``, ``Optional[str]`` kept."""
+    while (
+        value
+        and value[-1] in _CLOSERS
+        and value.count(value[-1]) > value.count(_CLOSERS[value[-1]])
+    ):
+        value = value[:-1].rstrip(":;,")
+    return value
+
+
 def looks_like_code_reference(value: str, quoted: bool) -> bool:
     """True when an assigned value is code that refers to a secret rather than the secret.
 
@@ -113,8 +128,9 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     (``new_password``, ``reenterPassword``); ``h7Kq2Lm9xP`` does not, and a quoted literal
     (``"Admin"``) is kept.
     """
-    # "if token == current_token:" ends in the statement's colon; "f(pwd=pwd)" in a paren.
-    value = value.rstrip(":;,)]}")
+    # "if token == current_token:" ends in the statement's colon; "f(pwd=pwd)" in a paren (a
+    # closing bracket only when unmatched: Optional[str] keeps its own).
+    value = _strip_unmatched_closers(value.rstrip(":;,"))
     if found(_VAR_REF_RE, value):
         return True
     if not quoted and found(_CALL_RE, value):
