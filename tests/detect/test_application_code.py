@@ -239,6 +239,15 @@ CLEAN = [
     '"V1PlanUpdatedEventNotification": ("stripe.events._v1_plan_updated_event", False),',
     'def init(host: str, secret_key: "Optional[str]" = None, public_key: "Optional[str]" = None):',
     '    input_tokens_cached: "Optional[int]" = None,',
+    # field-name lists, positional format fields, defaults everyone knows, minified code
+    'Credential = namedtuple("Credential", ["username", "password", "mechanism_properties"])',
+    "userpwd = '{}:{}'.format(user, pw)",
+    "{'userid': 'guest', 'password': 'guest', 'port': 5672}",
+    "firebird://sysdba:masterkey@db.internal//data/app.fdb",
+    'Client(username="user name", password="pass/word")',
+    'LOGGER.info(f"setup: {AUTH=} {SSL=} {TEST_ARGS=}")',
+    '{key:"_pullDefinitions",value:function(c,l){}}',
+    "(w?!e.metaKey||e.ctrlKey:e.metaKey||!e.ctrlKey)",
 ]
 
 

@@ -55,7 +55,9 @@ _PLACEHOLDER_RE = re2.compile(
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
     r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
-    r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$)"
+    r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$|"
+    # positional format fields and separators only: '{}:{}', '{0}@{1}'
+    r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
 )
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
@@ -133,8 +135,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     value = _strip_unmatched_closers(value.rstrip(":;,"))
     if found(_VAR_REF_RE, value):
         return True
-    if not quoted and found(_CALL_RE, value):
-        return True
+    if not quoted and (found(_CALL_RE, value) or "||" in value or "&&" in value):
+        return True  # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey)
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:

@@ -122,14 +122,14 @@ def example_iban(value: str) -> bool:
 
 # Passwords that well-known documentation prints as the example (Oracle's scott/tiger demo
 # schema, SQL Server's container quick start, the xkcd strip about password strength, the IRC
-# joke) and the Java key store's documented default (changeit), compared lower-cased with
-# separators removed: they protect nothing anywhere.
+# joke) and the documented defaults everyone knows (the Java key store's changeit, Firebird's
+# SYSDBA masterkey), compared lower-cased with separators removed: they protect nothing.
 EXAMPLE_PASSWORDS = frozenset(
     {
         "tiger", "hunter2", "correcthorsebatterystaple", "tr0ub4dor3", "tr0ub4dor&3",
         "yourstrongpassword", "yourstrongpassw0rd", "yourstrong(!)password",
         "yourstrong@passw0rd", "mysecretpassword", "examplepassword", "topsecret",
-        "changeit",
+        "changeit", "masterkey",
     }
 )  # fmt: skip
 _FOLD_RE = re.compile(r"[\s_\-.]+")

@@ -215,10 +215,11 @@ def mixed_charset(value: str) -> bool:
 
 
 # Names written in code: snake_case or kebab-case words with at most a short number at the end
-# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend); and prose:
+# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend), after
+# leading underscores (_pullDefinitions); and prose:
 # lower-case words separated by single spaces (value with quotes and spaces, development key).
 _WORD_IDENTIFIER_RE = re.compile(
-    r"^(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
+    r"^_*(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
     r"[a-z]*(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3}(?:_(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3})*|"
     r"[a-z]+(?: [a-z]+)+)$"
 )
@@ -260,14 +261,14 @@ _FIELD_WORDS = frozenset(
 
 
 _NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
-_SPELLED_RE = re.compile(r"[ +_\-]|%2[bB0]")
+_SPELLED_RE = re.compile(r"[ +_\-/]|%2[bB0]")
 _SPELLED_WORDS = frozenset({"password", "passwd", "passphrase", "username", "secret"})
 
 
 def spells_field_name(value: str) -> bool:
     """True when ``value`` is a field word written with separators or URL escapes
-    (``pass word``, ``pass+word``, ``pass%2Bword``, ``user_name``): documentation about the
-    field, not a value of it."""
+    (``pass word``, ``pass+word``, ``pass/word``, ``pass%2Bword``, ``user_name``): documentation
+    about the field, not a value of it."""
     if not _SPELLED_RE.search(value):
         return False
     folded = _NOT_ALNUM_RE.sub("", unquote_plus(value).lower())
