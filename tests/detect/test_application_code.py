@@ -209,6 +209,45 @@ CLEAN = [
     'auth_header = f"Bearer {token}"',
     'authorization = "Bearer " + token',
     'secret_version = "projects/my-proj/secrets/db-pass/versions/3"',
+    # documentation idioms: famous example passwords made to pass a complexity policy, URL
+    # templates (a placeholder host, placeholder user and password), anti-forgery tokens,
+    # resource identifiers beside a service's name
+    'engine = create_engine("mssql+pyodbc://scott:tiger^7QQQ@mssql2019:1433/test?driver=ODBC")',
+    "CREATE LOGIN scott WITH PASSWORD = 'tiger^7QQQ';",
+    "trustStorePassword=changeit",
+    "dbtype://username:Kx%2Fq9@hostspec/database",
+    'create_engine("mysql+pymysql://some_user:some_pass@some_host/test?charset=utf8mb4")',
+    "redis://deploy:Vb7-kettle@your_host:6379/0",
+    "MultiHostUrl('https://foo.com:443,foo:bar@bar.com/x')",
+    'broker_url = "amqp://myuser:mypassword@localhost:5672/myvhost"',
+    'CELERY_BROKER_URL = "amqp://guest:guest@localhost:5672//"',
+    "cache = redis://root:root@127.0.0.1:6379/0",
+    '<input type="hidden" name="csrfmiddlewaretoken" value="Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc">',
+    "X-CSRFToken: Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0Xc",
+    'xsrf_token = "Mn3Bv8Cx1Za6Sd4Fg9Hj2Kl7Qw5Er0Ty"',
+    "twilio message SM4c0a7d2e9b1f6a3c8e5d0b7a4f1c9e2d was delivered",
+    # words, counting runs and hexspeak in a value's place
+    'url = URL("https://ann%40mail.example:a%20secret@api.example.net:8443/x")',
+    'assert url.password == "a secret"',
+    'url.copy_with(username="ann", password="my password")',
+    'URL("https://api.internal/", username="ann", password="123 456")',
+    'token = "abcdefghijklmnopqrstuvwxyzABCDEF"',
+    "Authorization: Bearer deadbeef12346",
+    "rediss://[[username]:[password]]@localhost:6379/0",
+    # a service's name as the start of a module path or a type name; string annotations
+    "from stripe.events._v1_topup_failed_event import (",
+    '"V1PlanUpdatedEventNotification": ("stripe.events._v1_plan_updated_event", False),',
+    'def init(host: str, secret_key: "Optional[str]" = None, public_key: "Optional[str]" = None):',
+    '    input_tokens_cached: "Optional[int]" = None,',
+    # field-name lists, positional format fields, defaults everyone knows, minified code
+    'Credential = namedtuple("Credential", ["username", "password", "mechanism_properties"])',
+    "userpwd = '{}:{}'.format(user, pw)",
+    "{'userid': 'guest', 'password': 'guest', 'port': 5672}",
+    "firebird://sysdba:masterkey@db.internal//data/app.fdb",
+    'Client(username="user name", password="pass/word")',
+    'LOGGER.info(f"setup: {AUTH=} {SSL=} {TEST_ARGS=}")',
+    '{key:"_pullDefinitions",value:function(c,l){}}',
+    "(w?!e.metaKey||e.ctrlKey:e.metaKey||!e.ctrlKey)",
 ]
 
 
@@ -239,6 +278,32 @@ FOUND = [
     ("IBAN: NL02-ABNA-0123-4567-89", "pii.iban", "NL02-ABNA-0123-4567-89"),
     ("card 4539 1488 0343 6467 exp 12/29", "pii.credit_card", "4539 1488 0343 6467"),
     ("write to ada@analytical-engines.co.uk", "pii.email", "ada@analytical-engines.co.uk"),
+    ("jdbc:oracle:thin:billing/Quill-Orbit7@db7.corp.local:1521/ORCL",
+     "secret.jdbc_oracle_password", "Quill-Orbit7"),
+    ('ods.setURL("jdbc:oracle:thin:svc/harb@ur42@//db7.corp.local:1521/ledger");',
+     "secret.jdbc_oracle_password", "harb@ur42"),
+    ("<Password>k3ttle<drum!</Password>", "secret.password_assignment", "k3ttle<drum!"),
+    ("apiVersion: v1\nkind: Secret\ndata:\n  token: c3ZjLWJ1aWxkOkh4Ny1mZXJyeQ==\n",
+     "secret.kubernetes_secret", "c3ZjLWJ1aWxkOkh4Ny1mZXJyeQ=="),
+    # an AWS secret beside its key id: on the next line, before it, after a prompt's name
+    ('s3 = S3Client("AKIAZ7VRSQ5TJN2DOWLM",\n    "Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a")',
+     "secret.aws_secret_access_key_near_id", "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"),
+    ('"Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a"  # goes with AKIAZ7VRSQ5TJN2DOWLM',
+     "secret.aws_secret_access_key_near_id", "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"),
+    ("AWS Secret Access Key [None]: Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a",
+     "secret.aws_secret_access_key", "Qx3vN8pL2mR7tY9wK4sJ6hF1dG5bZ0cX8eV2nM7a"),
+    # default accounts on a real host, and a famous word with a one-class suffix, stay findings
+    ("mysql://root:root@10.20.3.4:3306/app", "secret.database_url", "root"),
+    ("amqp://guest:guest@10.0.3.7:5672//", "secret.database_url", "guest"),
+    ("password = 'tiger123'", "secret.password_assignment", "tiger123"),
+    ("postgresql://deploy:Tr0ub4dor-3x@db.internal/app", "secret.database_url", "Tr0ub4dor-3x"),
+    ('hs = new HubSpotClient("5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63")', "secret.service_credential",
+     "5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63"),
+    ("heroku_key 5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63 (expires)", "secret.service_credential",
+     "5c2e7a91-3b8d-4f6a-9e1c-7d4b2a8f0e63"),
+    # where the structure proves the credential, hexspeak is still its value
+    ("export BUNDLE_GEMS__PKGS__CORP=cafebabe:deadbeef", "secret.bundler_credentials",
+     "cafebabe:deadbeef"),
 ]  # fmt: skip
 
 

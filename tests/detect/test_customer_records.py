@@ -9,15 +9,9 @@ from pathlib import Path
 import pytest
 
 from domestique.detect import Scanner
-from domestique.detect.customer_records import (
-    CustomerRecords,
-    RecordsError,
-    add_records,
-    list_records,
-    normalise_cell,
-    remove_records,
-)
+from domestique.detect.customer_records import RecordsError, normalise_cell
 from domestique.detect.ruleset import builtin_rules
+from domestique.detect.sources import add_records, list_records, load_records, remove_records
 from domestique.keys import Fingerprinter
 
 ROWS = [
@@ -35,7 +29,7 @@ def csv_file(tmp_path: Path) -> Path:
 
 
 def _scanner(fp: Fingerprinter, home: Path) -> Scanner:
-    return Scanner(builtin_rules(), fp, [CustomerRecords.load(fp, home)])
+    return Scanner(builtin_rules(), fp, [load_records(fp, home)])
 
 
 def test_normalisation() -> None:
@@ -129,4 +123,4 @@ def test_damaged_index_fails_loading(home: Path, fingerprinter: Fingerprinter) -
     (d / "bad.json").write_text("{not json")
     os.chmod(d / "bad.json", 0o600)
     with pytest.raises(RecordsError):
-        CustomerRecords.load(fingerprinter, home)
+        load_records(fingerprinter, home)

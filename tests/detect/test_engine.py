@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from domestique.detect import Finding, Scanner, redact_text
-from domestique.detect.engine import looks_like_code_reference, looks_like_placeholder
+from domestique.detect.confirm import looks_like_code_reference, looks_like_placeholder
 from domestique.detect.ruleset import builtin_rules
 from domestique.keys import Fingerprinter
 
@@ -309,9 +309,9 @@ def test_skipping_absent_kinds_of_work_changes_no_result(
     as with every pass run (the long-text path, forced here by a zero size limit)."""
     s = Scanner(builtin_rules(), fingerprinter)
     fast = s.scan(text)
-    monkeypatch.setattr("domestique.detect.engine.SET_CHECK_MAX", 0)
+    monkeypatch.setattr("domestique.detect.prefilter.SET_CHECK_MAX", 0)
     assert s.scan(text) == fast
-    monkeypatch.setattr(s, "_present", lambda _t: None)
+    monkeypatch.setattr(s._prefilter, "present", lambda _t: None)
     assert s.scan(text) == fast
 
 
@@ -542,7 +542,7 @@ def test_a_secret_cannot_hide_in_the_type_of_a_placeholder(fingerprinter: Finger
 
 def test_placeholder_types_match_the_redactors() -> None:
     """The engine skips exactly the types the firewall writes (same rule as domestique.redact)."""
-    from domestique.detect.engine import placeholder_type
+    from domestique.detect.merge import placeholder_type
     from domestique.redact._placeholders import placeholder_type as redact_type
 
     for code in [r.id for r in builtin_rules()] + ["secret.known_value", "pii.customer_record"]:

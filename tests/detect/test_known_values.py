@@ -8,12 +8,12 @@ from pathlib import Path
 from domestique.detect import Scanner
 from domestique.detect.known_values import (
     KnownValues,
-    dotenv_values,
     parse_env_file,
     plausible_secret_value,
     secret_env_values,
 )
 from domestique.detect.ruleset import builtin_rules
+from domestique.detect.sources import dotenv_values
 from domestique.keys import Fingerprinter
 
 SECRET = "corr3ct-h0rse-battery"

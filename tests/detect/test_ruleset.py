@@ -129,6 +129,7 @@ def test_loader_reads_claims_match_and_the_url_rules_set_it() -> None:
     claiming = {r.id for r in RULES if r.claims_match}
     assert claiming == {
         "secret.database_url",
+        "secret.jdbc_oracle_password",
         "secret.url_basic_auth",
         "secret.url_token",
         "secret.sentry_dsn",

@@ -223,3 +223,26 @@ def test_dated_feature_names_are_not_keys(value: str) -> None:
 def test_generated_values_are_not_dated_names(value: str) -> None:
     """A UUID, a random token, or a date that does not end the value does not count."""
     assert v.VALIDATORS["not_dated_name"](value)
+
+
+@pytest.mark.parametrize(
+    ("value", "placeholder"),
+    [("a secret", True), ("my%20password", True), ("The+Token", True), ("123 456", True),
+     ("1234567890", True), ("abcdefghijklmnopqrstuvwxyzABCDEF", True), ("a secret sauce", False),
+     ("12345", False), ("h7Kq2Lm9xP", False), ("my_password", False), ("314159", False),
+     ("[password]]", True), ("[[username]", True), ("[h7Kq2Lm9xP]", False)],
+)  # fmt: skip
+def test_placeholder_phrase(value: str, placeholder: bool) -> None:
+    """An article and the field's word, the word in brackets, or a counting run of 6+ stands in
+    for a value."""
+    assert v.placeholder_phrase(value) is placeholder
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("deadbeef12346", False), ("0xCAFEBABE", False), ("tok-8BADF00D-x", False),
+     ("9f8e7d6c5b4a39281706f5e4", True), ("dead-beef", True)],
+)  # fmt: skip
+def test_not_hexspeak(value: str, ok: bool) -> None:
+    """Hexspeak words (the hex placeholders of examples) are turned down; hex otherwise kept."""
+    assert v.not_hexspeak(value) is ok

@@ -20,7 +20,7 @@ import pytest
 from domestique.detect import Finding, Scanner, default_scanner
 from domestique.detect.known_values import KnownValues
 from domestique.detect.ruleset import builtin_rules
-from domestique.detect.scanner import clear_cache
+from domestique.detect.sources import clear_cache
 from domestique.keys import Fingerprinter
 
 KEY_ID = "AKIAZ3MHQX7B2LKWP4RN"  # made-up AWS access key id (the rules know the format)

@@ -35,12 +35,8 @@ def run(argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(f"domestique records: {exc}\n")
         return 2
-    from domestique.detect.customer_records import (
-        RecordsError,
-        add_records,
-        list_records,
-        remove_records,
-    )
+    from domestique.detect.customer_records import RecordsError
+    from domestique.detect.sources import add_records, list_records, remove_records
     from domestique.keys import Fingerprinter
 
     try:

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from domestique.detect.engine import Scanner
-    from domestique.detect.finding import Finding
-    from domestique.detect.scanner import default_scanner, redact_text
+    from domestique.detect.finding import Finding, redact_text
+    from domestique.detect.sources import default_scanner
 
 __all__ = ["Finding", "Scanner", "default_scanner", "redact_text"]
 
 _HOMES = {
     "Scanner": "domestique.detect.engine",
     "Finding": "domestique.detect.finding",
-    "default_scanner": "domestique.detect.scanner",
-    "redact_text": "domestique.detect.scanner",
+    "default_scanner": "domestique.detect.sources",
+    "redact_text": "domestique.detect.finding",
 }
 
 

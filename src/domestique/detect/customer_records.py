@@ -3,27 +3,23 @@
 ``domestique records add customers.csv --columns email,name,account_id`` normalises each chosen
 cell (NFKC, case-folded, whitespace collapsed), keeps only its keyed fingerprint (HMAC under the
 per-install key) with the row and column it came from, and writes that index under
-``$DOMESTIQUE_HOME/records/<name>.json``. Scanning fingerprints candidate words and runs of
-capitalised words in the text the same way; values from two or more different fields of one row
-make every matched value a ``records.customer`` finding.
+``$DOMESTIQUE_HOME/records/<name>.json`` (:mod:`domestique.detect.sources` reads and writes the
+files; this module is pure). Scanning fingerprints candidate words and runs of capitalised
+words in the text the same way; values from two or more different fields of one row make every
+matched value a ``records.customer`` finding.
 """
 
 from __future__ import annotations
 
-import csv
-import json
-import os
 import re
-import time
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import re2
 
 from domestique.detect.re2opts import RE2_OPTIONS, iter_spans
-from domestique.keys import Fingerprinter, domestique_home, ensure_private_dir
+from domestique.keys import Fingerprinter
 
 CODE = "records.customer"
 MIN_CELL_LENGTH = 3
@@ -38,7 +34,9 @@ _CAPITALISED_RUN = re.compile(r"\b[A-ZÀ-Þ][\w'\-]*(?:[ \t]+[A-ZÀ-Þ][\w'\-]*)
 _CAPITALISED_RUN_ASCII = re2.compile(
     r"(?:^|[^A-Za-z0-9_])([A-Z][A-Za-z0-9_'\-]*(?:[ \t]+[A-Z][A-Za-z0-9_'\-]*)+)", RE2_OPTIONS
 )
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+SET_NAME_RE = re.compile(  # the name of a record set, also its file's stem
+    r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$"
+)
 # Word characters plus the punctuation that lives inside e-mails, ids and names.
 _KEEP = set("@.+-_'")
 _WS = re.compile(r"\s+")
@@ -53,10 +51,6 @@ def normalise_cell(value: str) -> str:
     """The form both the CSV cell and the scanned text are fingerprinted in."""
     text = unicodedata.normalize("NFKC", value).casefold()
     return _WS.sub(" ", text).strip().strip(".,;:")
-
-
-def records_dir(home: Path | None = None) -> Path:
-    return (home or domestique_home()) / "records"
 
 
 def _split_table() -> dict[int, str]:
@@ -124,103 +118,6 @@ def build_index(rows: Sequence[Sequence[str]], fingerprinter: Fingerprinter) -> 
     return RecordIndex(cells, max_words, tuple(sorted(shapes)))
 
 
-def add_records(
-    csv_path: Path,
-    columns: Sequence[str],
-    fingerprinter: Fingerprinter,
-    *,
-    name: str | None = None,
-    home: Path | None = None,
-) -> RecordSetInfo:
-    """Index the chosen ``columns`` of ``csv_path`` and store the index (fingerprints only)."""
-    set_name = name or csv_path.stem
-    if not _NAME_RE.match(set_name):
-        raise RecordsError(f"record set name {set_name!r}: use letters, digits, '.', '_', '-'")
-    if len(columns) < 1:
-        raise RecordsError("give at least one column")
-    with csv_path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None:
-            raise RecordsError(f"{csv_path}: empty CSV")
-        lookup = {h.strip().casefold(): i for i, h in enumerate(header)}
-        missing = [c for c in columns if c.strip().casefold() not in lookup]
-        if missing:
-            raise RecordsError(f"{csv_path}: no column(s) {', '.join(missing)} in the header")
-        idx = [lookup[c.strip().casefold()] for c in columns]
-        rows = [[row[i] if i < len(row) else "" for i in idx] for row in reader]
-    index = build_index(rows, fingerprinter)
-    added = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    doc = {
-        "version": 1,
-        "name": set_name,
-        "columns": list(columns),
-        "rows": len(rows),
-        "max_words": index.max_words,
-        "shapes": list(index.shapes),
-        "added": added,
-        "cells": index.cells,
-    }
-    directory = ensure_private_dir(records_dir(home))
-    target = directory / f"{set_name}.json"
-    tmp = directory / f".{set_name}.json.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, separators=(",", ":"), sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
-    cell_count = sum(map(len, index.cells.values()))
-    return RecordSetInfo(set_name, tuple(columns), len(rows), cell_count, added)
-
-
-def _load(path: Path) -> dict[str, object]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RecordsError(f"{path.name}: unreadable record index ({type(exc).__name__})") from None
-    if (
-        not isinstance(doc, dict)
-        or doc.get("version") != 1
-        or not isinstance(doc.get("cells"), dict)
-    ):
-        raise RecordsError(f"{path.name}: not a version 1 record index")
-    return doc
-
-
-def list_records(home: Path | None = None) -> list[RecordSetInfo]:
-    out = []
-    directory = records_dir(home)
-    if not directory.is_dir():
-        return []
-    for path in sorted(directory.glob("*.json")):
-        doc = _load(path)
-        cells = doc["cells"]
-        assert isinstance(cells, dict)
-        out.append(
-            RecordSetInfo(
-                str(doc.get("name", path.stem)),
-                tuple(str(c) for c in doc.get("columns", []) or []),  # type: ignore[attr-defined]
-                int(doc.get("rows", 0)),  # type: ignore[call-overload]
-                sum(len(v) for v in cells.values()),
-                str(doc.get("added", "")),
-            )
-        )
-    return out
-
-
-def remove_records(name: str, home: Path | None = None) -> bool:
-    """Delete the record set ``name``; False when there is none by that name."""
-    if not _NAME_RE.match(name):
-        return False
-    path = records_dir(home) / f"{name}.json"
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        return False
-    return True
-
-
 class CustomerRecords:
     """The exact-data-match detector over every record set registered under ``home``."""
 
@@ -248,13 +145,6 @@ class CustomerRecords:
             else:  # an index without shapes: every word is a candidate
                 self._shapes.update(_SHAPES)
         self.size = len(self._cells)
-
-    @classmethod
-    def load(cls, fingerprinter: Fingerprinter, home: Path | None = None) -> CustomerRecords:
-        """Every record set under ``home``; raises :class:`RecordsError` on a damaged index."""
-        directory = records_dir(home)
-        paths = sorted(directory.glob("*.json")) if directory.is_dir() else []
-        return cls(fingerprinter, [_load(p) for p in paths])
 
     def _candidates(self, text: str) -> dict[str, set[str]]:
         """normalised candidate -> the surface forms it was seen as (words joined by NUL)."""

@@ -11,10 +11,8 @@ with the anchors in C, and confirms each candidate with the HMAC.
 from __future__ import annotations
 
 import hmac
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 
 from domestique.detect.validators import shannon_entropy
 from domestique.keys import Fingerprinter
@@ -83,46 +81,19 @@ def parse_env_file(text: str) -> Iterator[tuple[str, str]]:
         yield name, value
 
 
-def dotenv_files(cwd: Path) -> list[Path]:
-    """The ``.env*`` files read for ``cwd``: in it and its parents up to the repository root
-    (the first directory holding ``.git``), templates (``.example``/``.sample``/``.template``)
-    left out."""
-    out: list[Path] = []
-    directory = cwd.resolve()
-    for _ in range(32):
-        try:
-            entries = sorted(directory.glob(".env*"))
-        except OSError:
-            entries = []
-        out.extend(
-            p
-            for p in entries
-            if p.is_file() and not p.name.endswith((".example", ".sample", ".template"))
-        )
-        if (directory / ".git").exists() or directory.parent == directory:
-            break
-        directory = directory.parent
-    return out
-
-
-def dotenv_values(cwd: Path) -> list[str]:
-    """Secret-looking values from ``.env*`` files in ``cwd`` and its parents up to the repo root.
+def secret_dotenv_values(text: str) -> list[str]:
+    """Secret-looking values of one ``.env`` file's text.
 
     A value counts when its name looks secret or the value itself looks like a credential
     (12+ characters of entropy >= 3); ``NODE_ENV=production`` does not.
     """
     out: list[str] = []
-    for path in dotenv_files(cwd):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+    for name, value in parse_env_file(text):
+        if not plausible_secret_value(value):
             continue
-        for name, value in parse_env_file(text):
-            if not plausible_secret_value(value):
-                continue
-            named = bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAME.search(name)
-            if named or (len(value) >= 12 and shannon_entropy(value) >= 3.0):
-                out.append(value)
+        named = bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAME.search(name)
+        if named or (len(value) >= 12 and shannon_entropy(value) >= 3.0):
+            out.append(value)
     return out
 
 
@@ -165,19 +136,6 @@ class KnownValues:
         self._keys = frozenset(self._index)
         self._bkeys = frozenset(self._bytes_keys)
         self.size = count
-
-    @classmethod
-    def from_environment(
-        cls,
-        fingerprinter: Fingerprinter,
-        env: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
-    ) -> KnownValues:
-        """The developer's known values: secret-looking env vars plus ``.env`` files of ``cwd``."""
-        environ = os.environ if env is None else env
-        values = secret_env_values(environ)
-        values += dotenv_values(cwd if cwd is not None else Path.cwd())
-        return cls(fingerprinter, values)
 
     def find(self, text: str) -> Iterator[tuple[int, int, str]]:
         if not self._keys or not text:

@@ -122,21 +122,46 @@ def example_iban(value: str) -> bool:
 
 # Passwords that well-known documentation prints as the example (Oracle's scott/tiger demo
 # schema, SQL Server's container quick start, the xkcd strip about password strength, the IRC
-# joke), compared lower-cased with separators removed: they protect nothing anywhere.
+# joke) and the documented defaults everyone knows (the Java key store's changeit, Firebird's
+# SYSDBA masterkey), compared lower-cased with separators removed: they protect nothing.
 EXAMPLE_PASSWORDS = frozenset(
     {
         "tiger", "hunter2", "correcthorsebatterystaple", "tr0ub4dor3", "tr0ub4dor&3",
         "yourstrongpassword", "yourstrongpassw0rd", "yourstrong(!)password",
         "yourstrong@passw0rd", "mysecretpassword", "examplepassword", "topsecret",
+        "changeit", "masterkey",
     }
 )  # fmt: skip
 _FOLD_RE = re.compile(r"[\s_\-.]+")
+# Documentation adds a suffix to an example password where a server enforces complexity (SQL
+# Server wants 3 of upper case, lower case, digits, symbols: tiger^5HHH): up to 6 characters,
+# no lower-case letter, bringing at least two of the missing classes. A suffix of one class
+# (tiger123, hunter2!) is how people make real passwords from words: those stay findings.
+_COMPLEXITY_SUFFIX_RE = re.compile(r"^[^a-z\s]{2,6}$")
+
+
+def _complexity_suffix(suffix: str) -> bool:
+    if not _COMPLEXITY_SUFFIX_RE.match(suffix):
+        return False
+    classes = (
+        any(c.isupper() for c in suffix)
+        + any(c.isdigit() for c in suffix)
+        + any(not c.isalnum() for c in suffix)
+    )
+    return classes >= 2
 
 
 def example_password(value: str) -> bool:
-    """True for a password that well-known documentation prints as its example."""
-    folded = _FOLD_RE.sub("", value.strip().strip("\"'`").lower())
-    return folded in EXAMPLE_PASSWORDS
+    """True for a password that well-known documentation prints as its example (also with a
+    complexity suffix, ``tiger^5HHH``)."""
+    bare = _FOLD_RE.sub("", value.strip().strip("\"'`"))
+    folded = bare.lower()
+    if folded in EXAMPLE_PASSWORDS:
+        return True
+    for word in EXAMPLE_PASSWORDS:
+        if folded.startswith(word) and _complexity_suffix(bare[len(word) :]):
+            return True
+    return False
 
 
 def example_basic_credential(user: str, password: str) -> bool:

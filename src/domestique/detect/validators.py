@@ -215,10 +215,11 @@ def mixed_charset(value: str) -> bool:
 
 
 # Names written in code: snake_case or kebab-case words with at most a short number at the end
-# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend); and prose:
+# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend), after
+# leading underscores (_pullDefinitions); and prose:
 # lower-case words separated by single spaces (value with quotes and spaces, development key).
 _WORD_IDENTIFIER_RE = re.compile(
-    r"^(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
+    r"^_*(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
     r"[a-z]*(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3}(?:_(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3})*|"
     r"[a-z]+(?: [a-z]+)+)$"
 )
@@ -260,23 +261,58 @@ _FIELD_WORDS = frozenset(
 
 
 _NOT_ALNUM_RE = re.compile(r"[^a-z0-9]+")
-_SPELLED_RE = re.compile(r"[ +_\-]|%2[bB0]")
+_SPELLED_RE = re.compile(r"[ +_\-/]|%2[bB0]")
 _SPELLED_WORDS = frozenset({"password", "passwd", "passphrase", "username", "secret"})
 
 
 def spells_field_name(value: str) -> bool:
     """True when ``value`` is a field word written with separators or URL escapes
-    (``pass word``, ``pass+word``, ``pass%2Bword``, ``user_name``): documentation about the
-    field, not a value of it."""
+    (``pass word``, ``pass+word``, ``pass/word``, ``pass%2Bword``, ``user_name``): documentation
+    about the field, not a value of it."""
     if not _SPELLED_RE.search(value):
         return False
     folded = _NOT_ALNUM_RE.sub("", unquote_plus(value).lower())
     return folded in _SPELLED_WORDS
 
 
+# Text written where a value goes: an article and the field's word ("a secret", "my password",
+# "the%20token"), the field's word in syntax notation's brackets ("[password]") or a counting
+# run ("123 456", "abcdefghijklmnopqrstuvwxyzABCDEF"); and, for the rules that ask for a
+# random-looking value, hexspeak ("deadbeef", "cafebabe": the hex placeholders of examples; a
+# random hex value holds one about once in four billion).
+_ARTICLE_FIELD_RE = re.compile(
+    r"^(?:a|an|the|my|some|your)\s+(?:pass|passwd|password|pwd|passphrase|secret|token|key|"
+    r"api\s?key)$"
+)
+_HEXSPEAK_RE = re.compile(r"deadbeef|cafebabe|feedface|baadf00d|8badf00d|deadc0de")
+_COUNTING_RUNS = ("0123456789" * 3, "1234567890" * 3, "abcdefghijklmnopqrstuvwxyz" * 2)
+
+
+def placeholder_phrase(value: str) -> bool:
+    """True for ``a secret``, ``my%20password``, ``[password]``, ``123 456``, ``abcdefgh…``:
+    words or counting written in a value's place (``[password]``: syntax notation's optional
+    part, ``redis://[[username]:[password]]@host``)."""
+    text = unquote_plus(value).strip().lower()
+    if _ARTICLE_FIELD_RE.match(text):
+        return True
+    bracketed = text.strip("[]")
+    if bracketed != text and _NOT_ALNUM_RE.sub("", bracketed) in _FIELD_WORDS:
+        return True
+    folded = _NOT_ALNUM_RE.sub("", text)
+    return len(folded) >= 6 and any(run.startswith(folded) for run in _COUNTING_RUNS)
+
+
+def not_hexspeak(value: str) -> bool:
+    """False for a value holding a hexspeak word (``deadbeef12346``, ``0xCAFEBABE``): for rules
+    that take any random-looking value (a bearer token, a generic secret), not for structures
+    that prove the credential (a URL's or Bundler's user:password)."""
+    return not _HEXSPEAK_RE.search(value.lower())
+
+
 def credential_literal(value: str) -> bool:
     """A literal credential value, not a reference to one (see ``_TEMPLATE_RE`` above), a
-    field word (``password``, ``pass word``) or a well-known documentation example (``tiger``).
+    field word (``password``, ``pass word``) or a well-known documentation example (``tiger``,
+    ``tiger^5HHH``).
 
     A trailing ``,`` or ``;`` is the statement's, not the value's (``password=password,``)."""
     # Markup after the value closes its element (``tiger</pre>``): not part of it.
@@ -284,7 +320,7 @@ def credential_literal(value: str) -> bool:
     bare = v.rstrip(",;")
     if not v or bare.lower() in _FIELD_WORDS or spells_field_name(bare):
         return False
-    if example_password(bare):
+    if example_password(bare) or placeholder_phrase(bare):
         return False
     return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(bare))
 
@@ -366,6 +402,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "us_ssn": us_ssn,
     "jwt": jwt_structure,
     "basic_auth_b64": basic_auth_b64,
+    "not_hexspeak": not_hexspeak,
     "aws_key_id": aws_key_id,
     "not_repetitive": not_repetitive,
     "phone_digits": phone_digits,

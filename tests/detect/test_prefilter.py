@@ -1,4 +1,5 @@
-"""The engine's shortcuts find exactly what the plain way finds (issue 3, scan speed).
+"""The prefilter's and the confirmation's shortcuts find exactly what the plain way finds
+(issue 3, scan speed).
 
 Each shortcut is checked against the slow, obvious computation it replaces, on inputs built to
 stress it: keyword soups from the real rule set (overlapping and crossing keywords), escapes and
@@ -16,10 +17,10 @@ import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.detect import Scanner, engine
-from domestique.detect.engine import (
+from domestique.detect import Scanner, prefilter
+from domestique.detect.confirm import _first_matches
+from domestique.detect.prefilter import (
     Windows,
-    _first_matches,
     _merge_windows,
     digit_runs,
     matching_somewhere,
@@ -72,8 +73,8 @@ def test_keyword_hits_are_the_automatons_occurrences(scanner: Scanner) -> None:
     for _ in range(1500):
         text = _soup(rnd)
         lower = lower_shadow(text)
-        expected = list(scanner._automaton.iter(lower.decode("ascii")))  # type: ignore[union-attr]
-        assert scanner._keyword_hits(lower) == expected, text
+        expected = list(scanner._prefilter.automaton.iter(lower.decode("ascii")))  # type: ignore[union-attr]
+        assert scanner._prefilter.keyword_hits(lower) == expected, text
 
 
 def _reference_lines(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -223,19 +224,20 @@ def test_dense_keyword_windows_are_the_sorted_ones(scanner: Scanner) -> None:
         if rnd.random() < 0.3:  # keyword-dense at the start only: listed, not counted
             text += "." * rnd.randint(len(text), 30 * len(text))
         lower = lower_shadow(text)
-        pairs = scanner._keyword_hits(lower)
+        pre = scanner._prefilter
+        pairs = pre.keyword_hits(lower)
         # The windows of every path, merged ones asked for, are those of the sorting path.
-        expected = _merged(scanner._keyword_windows(list(pairs), len(text))) if pairs else []
-        assert _merged(scanner._keyword_rule_windows(lower, len(text))) == expected, text
-        counted += scanner._sparse_keyword_hits(lower) is None  # (counted, not listed)
+        expected = _merged(pre._keyword_windows(list(pairs), len(text))) if pairs else []
+        assert _merged(pre.keyword_rule_windows(lower, len(text))) == expected, text
+        counted += pre._sparse_keyword_hits(lower) is None  # (counted, not listed)
         if len(pairs) <= 48:
             continue
         counts = Counter(kid for _, kid in pairs)
-        dense = scanner._keyword_windows_dense(counts, len(text), lower)
+        dense = pre._keyword_windows_dense(counts, len(text), lower)
         if dense is not None:
             checked += 1
             assert _merged(dense) == expected, text
-        assert _merged(scanner._keyword_windows(list(pairs), len(text), lower)) == expected
+        assert _merged(pre._keyword_windows(list(pairs), len(text), lower)) == expected
     assert checked > 100
     assert counted > 100
 
@@ -326,8 +328,8 @@ def test_rules_that_match_nowhere_are_dropped_without_a_change(
         texts.append("\n".join(lines[i % len(lines)] for i in range(400)))
     fast = Scanner(builtin_rules(), fingerprinter)
     found = [[fast.scan(text) for _ in range(3)] for text in texts]
-    assert any(isinstance(v, re2.Set) for v in fast._whole_sets.values())
-    monkeypatch.setattr(engine, "WHOLE_SET_RULES", 10**9)
+    assert any(isinstance(v, re2.Set) for v in fast._prefilter._whole_sets.values())
+    monkeypatch.setattr(prefilter, "WHOLE_SET_RULES", 10**9)
     plain = Scanner(builtin_rules(), fingerprinter)
     for text, runs in zip(texts, found, strict=True):
         expected = plain.scan(text)
@@ -349,6 +351,6 @@ def test_a_kinds_of_work_set_that_gives_up_skips_nothing(
     that set gives up, the text is scanned in full instead of being taken as clean."""
     text = "GITHUB_TOKEN=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\n"
     assert [f.code for f in scanner.scan(text)] == ["secret.github_token"]
-    monkeypatch.setattr(scanner, "_which", _GaveUp())
-    assert scanner._present(text) is None
+    monkeypatch.setattr(scanner._prefilter, "_which", _GaveUp())
+    assert scanner._prefilter.present(text) is None
     assert [f.code for f in scanner.scan(text)] == ["secret.github_token"]

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from domestique.detect import Finding, default_scanner, redact_text
-from domestique.detect import scanner as scanner_module
-from domestique.detect.customer_records import add_records
-from domestique.detect.scanner import clear_cache
+from domestique.detect import sources as scanner_module
+from domestique.detect.sources import add_records, clear_cache
 from domestique.keys import Fingerprinter
 
 GITHUB = "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"

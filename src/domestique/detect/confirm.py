@@ -1,0 +1,465 @@
+"""RE2 confirmation and acceptance: a rule's regex in its windows, then the checks on a value.
+
+A window is searched with the rule's regex compiled without captures (the DFA alone), close
+windows first as one range (most hold no match); the groups of a match are read once per
+distinct match. RE2 is linear-time, so no input can make a regex backtrack. A rule's patterns
+are compiled on its first use (:class:`CompiledRule`).
+
+A matched value is then accepted or turned down (:func:`accept`): length, entropy, the rule's
+allow and deny patterns, placeholders (``${VAR}``, ``<your-token>``, ``DB_PASSWORD``), code that
+refers to a secret rather than holding it (``os.environ[...]``, ``self.password``), values
+inside resource identifiers (ARNs, OCIDs), and the rule's validators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import re2
+
+from domestique.detect.re2opts import (
+    NO_CAPTURE_OPTIONS,
+    compile_once,
+    first_match,
+    found,
+    groups_at,
+    iter_spans,
+    iter_spans_in,
+    match_spans,
+)
+from domestique.detect.reserved import example_password
+from domestique.detect.ruleset import Rule
+from domestique.detect.validators import (
+    VALIDATORS,
+    placeholder_phrase,
+    shannon_entropy,
+    spells_field_name,
+)
+
+MAX_WINDOW_GROWTH = 64 * 1024
+# Windows of a rule this close are first searched as one range (see ``_first_matches``): an RE2
+# call costs about as much as its DFA's walk over a few hundred characters.
+BATCH_GAP = 512
+
+# Values that stand for a secret rather than being one (generic rules only): template
+# variables (${VAR}, {{ var }}, #{var}, {var}, %%VAR%%, %(var)s, <your-token>), placeholder words,
+# environment-variable names (DB_PASSWORD), paths.
+_PLACEHOLDER_RE = re2.compile(
+    r"(?i)(?:example|sample|your[_\- ]?|changeme|change[_\-]me|placeholder|dummy|redacted|"
+    r"variable|fake|xxxx|\*\*\*|\.\.\.|…|insert[_\- ]|replace[_\- ]?me|\btodo\b|fixme|"
+    r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|"
+    r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
+    r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
+    r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
+    r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
+    r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
+    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
+    r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$|"
+    # positional format fields and separators only: '{}:{}', '{0}@{1}'
+    r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
+)
+_ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
+# Values that are code referring to a secret, not the secret (env lookups, calls, attributes).
+_CODE_REF_RE = re2.compile(
+    r"^(?:\$|%[A-Za-z_]|@|os\.|process\.env|env\.|ENV\[|getenv|System\.getenv|config\.|"
+    r"settings\.|self\.|this\.|cls\.|args\.|kwargs|request\.|params\.|options\.|opts\.|"
+    r"secrets\.|vault:|ssm:|arn:aws:secretsmanager|keyring\.)|"
+    # a keyword argument passed on: secrets_dir=_secrets_dir, key=value
+    r"^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z_$]|"
+    r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
+)
+_RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")
+# A call or subscript, also through a path (std::env::var(...), Config::get(...)).
+_CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_.]*)*\s*[(\[]")
+# A whole value that is one variable reference: $name, ${...}, $(...), %NAME%, @name, os.environ,
+# or a YAML tag that fetches the value (Ansible !vault, CloudFormation !Ref).
+_VAR_REF_RE = re2.compile(
+    r"^(?:\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))|%[A-Za-z_][A-Za-z0-9_]*%?|"
+    r"!(?:vault|Ref|Sub|GetAtt|ImportValue|FindInMap|env_var|env|secret|include)|"
+    r"@[A-Za-z_][A-Za-z0-9_.]*)$|^(?:os\.|process\.env|ENV\[|getenv)"
+)
+
+
+# One regex match: value span, value, whole match, quoted, whole match's start.
+_Match = tuple[int, int, str, str, bool, int]
+# A claims_match rule's reading of its whole match: (priority, match start, match end, value
+# start, value end).
+Claim = tuple[int, int, int, int, int]
+
+
+def looks_like_placeholder(value: str) -> bool:
+    """True for ``your-key-here``, ``${VAR}``, ``<token>``, ``EXAMPLE``, ``DB_PASSWORD``, paths,
+    ``{name}`` format fields, a field word spelled out (``pass word``) or after an article (``a
+    secret``), counting runs (``123 456``, ``abcdefgh…``) and the passwords famous
+    documentation prints as its example (``tiger``, ``tiger^5HHH``)."""
+    # Markup after the value closes its element (``pass+word</span>``): not part of it.
+    value = value.split("</", 1)[0] or value
+    bare = value.rstrip(":;,.")
+    return bool(
+        found(_PLACEHOLDER_RE, value)
+        or found(_ENV_NAME_RE, bare)
+        or found(_PATH_RE, bare)
+        or spells_field_name(bare)
+        or example_password(bare)
+        or placeholder_phrase(bare)
+    )
+
+
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
+def _strip_unmatched_closers(value: str) -> str:
+    """``value`` without the closing brackets (and the ``:;,`` around them) at its end that
+    open nowhere in it: ``f(pwd=pwd)`` -> ``pwd``'s ``pwd)`` -> ``pwd``, ``Optional[str]`` kept."""
+    while (
+        value
+        and value[-1] in _CLOSERS
+        and value.count(value[-1]) > value.count(_CLOSERS[value[-1]])
+    ):
+        value = value[:-1].rstrip(":;,")
+    return value
+
+
+def looks_like_code_reference(value: str, quoted: bool) -> bool:
+    """True when an assigned value is code that refers to a secret rather than the secret.
+
+    ``$VAR``, ``os.environ[...]``, ``getenv(...)``, ``self.password``, ``get_token()`` are
+    references. An unquoted bare identifier is one too when it reads like a name
+    (``new_password``, ``reenterPassword``); ``h7Kq2Lm9xP`` does not, and a quoted literal
+    (``"Admin"``) is kept.
+    """
+    # "if token == current_token:" ends in the statement's colon; "f(pwd=pwd)" in a paren (a
+    # closing bracket only when unmatched: Optional[str] keeps its own).
+    value = _strip_unmatched_closers(value.rstrip(":;,"))
+    if found(_VAR_REF_RE, value):
+        return True
+    if not quoted and (found(_CALL_RE, value) or "||" in value or "&&" in value):
+        return True  # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey)
+    if not found(_CODE_REF_RE, value):
+        return False
+    if "(" in value or "[" in value:
+        return True
+    if "." in value:
+        # self.password is code; s.ZC9Ecf4M5g9o34Q6RkzGsj0z (a Vault token) is not.
+        return not any(len(p) >= 12 and _RANDOM_PART.search(p) for p in value.split("."))
+    if quoted:
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    return not has_digit or (value.islower() and "_" in value)
+
+
+# Resource identifiers name a secret or a key, they never hold one: an AWS ARN (also the tail of
+# one, read after "secretsmanager:"), an Oracle Cloud OCID, an Azure Key Vault object URL, a
+# Google Secret Manager name. A generic rule's value inside one is not reported.
+_RESOURCE_ID_RE = re2.compile(
+    r"^(?:arn:aws(?:-[a-z]+)*:[a-z0-9\-]+:(?:[a-z]{2}(?:-[a-z]+)+-\d{1,2})?:(?:\d{12}|aws)?:\S+|"
+    r"ocid1\.[a-z0-9_]+\.oc[0-9]+\.[a-z0-9\-]*\.[a-z0-9]+|"
+    r"https://[a-z0-9\-]+\.(?:vault|managedhsm)\.(?:azure\.net|azure\.cn|usgovcloudapi\.net)/"
+    r"(?:secrets|keys|certificates)/[A-Za-z0-9\-]+(?:/[0-9a-f]{32})?/?|"
+    r"(?://secretmanager\.googleapis\.com/)?projects/[A-Za-z0-9\-]+/secrets/[A-Za-z0-9_\-]+"
+    r"(?:/versions/(?:\d+|latest))?)$"
+)
+_ID_STOP = frozenset(" \t\r\n\"'`,;=<>()[]{}")
+_ID_REACH = 256
+
+
+def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
+    """True when ``text[s:e]`` lies inside one whitespace- or quote-bounded resource identifier."""
+    a = s
+    while a > 0 and s - a < _ID_REACH and text[a - 1] not in _ID_STOP:
+        a -= 1
+    b = e
+    n = len(text)
+    while b < n and b - e < _ID_REACH and text[b] not in _ID_STOP:
+        b += 1
+    token = text[a:b].rstrip(".:")
+    return len(token) >= e - a and found(_RESOURCE_ID_RE, token)
+
+
+class CompiledRule:
+    """A rule with its patterns compiled on first use: most rules never run in a short-lived
+    process (a ``check`` masking one record, a scan whose text lacks their keywords), and
+    compiling all of them was most of a command's start-up. The builtin patterns are checked to
+    compile by the test suite; a pattern that fails raises inside the scan, which reports
+    ``engine.detector_error`` (never "nothing found")."""
+
+    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "rule", "validators")
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self._regex: re2._Regexp | None = None
+        self._bounds: re2._Regexp | None = None
+        self._allow: tuple[re2._Regexp, ...] | None = None
+        self._deny: tuple[re2._Regexp, ...] | None = None
+        self.validators = tuple(VALIDATORS[v] for v in rule.validators)
+
+    # Races between threads are harmless: compile_once returns equal, immutable patterns.
+    @property
+    def regex(self) -> re2._Regexp:
+        regex = self._regex
+        if regex is None:
+            regex = self._regex = compile_once(self.rule.regex)
+        return regex
+
+    @property
+    def allow(self) -> tuple[re2._Regexp, ...]:
+        allow = self._allow
+        if allow is None:
+            allow = self._allow = tuple(compile_once(p) for p in self.rule.allow_patterns)
+        return allow
+
+    @property
+    def deny(self) -> tuple[re2._Regexp, ...]:
+        deny = self._deny
+        if deny is None:
+            deny = self._deny = tuple(compile_once(p) for p in self.rule.deny_context)
+        return deny
+
+    @property
+    def bounds(self) -> re2._Regexp:
+        """The regex without captures: it finds the same matches (captures never change what
+        matches) with RE2's DFA alone; the groups are read afterwards, once per distinct match
+        (see :func:`confirm`). Compiled on the rule's first use."""
+        bounds = self._bounds
+        if bounds is None:
+            bounds = self._bounds = re2.compile(self.rule.regex, NO_CAPTURE_OPTIONS)
+        return bounds
+
+
+def _group_spans(regex: re2._Regexp, chunk: str) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Group spans of every match in ``chunk``, in character offsets."""
+    if chunk.isascii():
+        yield from iter_spans(regex, chunk.encode("ascii"))
+        return
+    for m in regex.finditer(chunk):
+        yield tuple(m.span(g) for g in range(regex.groups + 1))
+
+
+def _first_matches(
+    bounds: re2._Regexp,
+    text: str,
+    windows: list[list[int]],
+    data: bytes | None,
+    text_ascii: bool,
+) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
+    """The windows that hold a match of ``bounds``, as ``(start, end, first match)``, and
+    those that are not ASCII (to be read in the text, not its shadow), with no first match.
+
+    Most windows hold none. Windows of ASCII text less than ``BATCH_GAP`` apart are searched
+    as one range first: a match inside a window is inside the range too, so a range without a
+    match clears all of its windows with one RE2 call. Otherwise its match is the leftmost one
+    of the range: the windows that end before it hold none, and it is the first match of the
+    window that holds it whole (of the matches starting there, the same one is preferred).
+    """
+    if data is None:
+        for wa, wb in windows:
+            yield wa, wb, None
+        return
+    nw = len(windows)
+    k = 0
+    j = 0  # windows[k:j] are ASCII and close together: searched as one range
+    while k < nw:
+        wa, wb = windows[k]
+        if k >= j:
+            if not (text_ascii or text[wa:wb].isascii()):
+                yield wa, wb, None
+                k += 1
+                continue
+            j = k + 1
+            while (
+                j < nw
+                and windows[j][0] - windows[j - 1][1] <= BATCH_GAP
+                and (text_ascii or text[windows[j][0] : windows[j][1]].isascii())
+            ):
+                j += 1
+        first = first_match(bounds, data, wa, windows[j - 1][1])
+        if first is None:
+            k = j
+            continue
+        if j > k + 1:
+            while windows[k][1] < first[0]:  # (k < j - 1 here: first starts before the end)
+                k += 1
+            wa, wb = windows[k]
+            if not (wa <= first[0] and first[1] <= wb):
+                first = first_match(bounds, data, wa, wb)
+        k += 1
+        if first is not None:
+            yield wa, wb, first
+
+
+def confirm(
+    crule: CompiledRule,
+    text: str,
+    windows: list[list[int]],
+    data: bytes | None = None,
+    text_ascii: bool = False,
+    *,
+    claims: list[Claim] | None = None,
+) -> list[tuple[str, int, int, int, str]]:
+    rule = crule.rule
+    out: list[tuple[str, int, int, int, str]] = []
+    seen: set[tuple[int, int]] = set()
+    verdicts: dict[tuple[str, str, bool], bool] = {}  # repeated lines are judged once
+    # ASCII windows: a match's reading (value span relative to the match, verdict) depends
+    # only on its bytes and the byte on each side (what ^, $ and \b can look at), so each
+    # distinct one is read, and judged, once.
+    readings: dict[tuple[bytes, bool, bool], tuple[int, int, bool]] = {}
+    last = len(data) if data is not None else 0
+    candidates: Iterable[tuple[int, int, tuple[int, int] | None]]
+    if len(windows) == 1 and data is not None:  # most rules on a short text: no set-up
+        wa, wb = windows[0]
+        if text_ascii or text[wa:wb].isascii():
+            first = first_match(crule.bounds, data, wa, wb)
+            candidates = () if first is None else ((wa, wb, first),)
+        else:
+            candidates = ((wa, wb, None),)
+    else:
+        candidates = _first_matches(crule.bounds, text, windows, data, text_ascii)
+    for wa, wb, first in candidates:
+        if first is None or data is None:
+            matches = _matches(crule, text, wa, wb)
+        else:
+            spans, a, b = _bounds_ascii(crule, text, (wa, wb, first), data=data, ascii=text_ascii)
+            if spans is None:  # grown over non-ASCII text: the shadow reads "?" there
+                matches = _matches(crule, text, a, b)
+            else:
+                for ms, me in spans:
+                    ctx = (data[ms - 1 if ms else 0 : me + 1], ms == 0, me == last)
+                    reading = readings.get(ctx)
+                    if reading is None:
+                        reading = readings[ctx] = _read(crule, text, data, (ms, me, b))
+                    s, e = ms + reading[0], ms + reading[1]
+                    if (s, e) in seen:
+                        continue
+                    if rule.claims_match and claims is not None:
+                        claims.append((rule.priority, ms, me, s, e))
+                    if not reading[2] or (
+                        rule.reference_filter and _inside_resource_identifier(text, s, e)
+                    ):
+                        continue
+                    seen.add((s, e))
+                    out.append((rule.id, rule.priority, s, e, text[s:e]))
+                continue
+        for s, e, value, whole, quoted, ms in matches:
+            if (s, e) in seen:
+                continue
+            if rule.claims_match and claims is not None:
+                # Claimed even when the value is turned down (user:password@host): the
+                # match is still a URL, and password@host is still not an address.
+                claims.append((rule.priority, ms, ms + len(whole), s, e))
+            key = (value, whole, quoted)
+            ok = verdicts.get(key)
+            if ok is None:
+                ok = verdicts[key] = accept(crule, value, whole, quoted)
+            if not ok or (rule.reference_filter and _inside_resource_identifier(text, s, e)):
+                continue
+            seen.add((s, e))
+            out.append((rule.id, rule.priority, s, e, value))
+    return out
+
+
+def _read(
+    crule: CompiledRule, text: str, data: bytes, where: tuple[int, int, int]
+) -> tuple[int, int, bool]:
+    """The value span (relative to ``ms``) of the ASCII match ``[ms, me)`` found in a window
+    ending at ``b`` (``where``), and the verdict."""
+    ms, me, b = where
+    spans = groups_at(crule.regex, data, ms, me)
+    if spans is None:  # cannot happen (see groups_at); read it as the search would
+        spans = next(iter(iter_spans_in(crule.regex, data, ms, b)))
+    s, e = spans[0]
+    for gs, ge in spans[1:]:
+        if gs >= 0:
+            s, e = gs, ge
+            break
+    # After a quote or an XML tag's ">", a value is a literal, not code.
+    quoted = s > 0 and text[s - 1] in "\"'`>"
+    ok = accept(crule, text[s:e], text[ms:me], quoted)
+    return s - ms, e - ms, ok
+
+
+def _matches(crule: CompiledRule, text: str, a: int, b: int) -> list[_Match]:
+    """The matches in the window ``[a, b)`` of a text that is not ASCII there (see
+    ``_bounds_ascii`` for the growth of a window)."""
+    n = len(text)
+    while True:
+        chunk = text[a:b]
+        found: list[_Match] = []
+        grow_left = grow_right = False
+        for spans in _group_spans(crule.regex, chunk):
+            ms, me = spans[0]
+            if me == len(chunk) and b < n:
+                grow_right = True
+            if ms == 0 and a > 0:
+                grow_left = True
+            s, e = ms, me
+            for gs, ge in spans[1:]:
+                if gs >= 0:
+                    s, e = gs, ge
+                    break
+            # After a quote or an XML tag's ">", a value is a literal, not code.
+            quoted = s > 0 and chunk[s - 1] in "\"'`>"
+            found.append((a + s, a + e, chunk[s:e], chunk[ms:me], quoted, a + ms))
+        if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
+            step = max(256, b - a)
+            if grow_left:
+                a = max(0, a - step)
+            if grow_right:
+                b = min(n, b + step)
+            continue
+        return found
+
+
+def _bounds_ascii(
+    crule: CompiledRule,
+    text: str,
+    window: tuple[int, int, tuple[int, int]],
+    *,
+    data: bytes,
+    ascii: bool,
+) -> tuple[list[tuple[int, int]] | None, int, int]:
+    """The match spans in the ASCII window ``[a, b)``, matched in place in ``data``, given
+    its first match (``window`` is ``(a, b, first)``).
+
+    The text outside the window is context (``^`` does not match at ``a``, a boundary sees
+    the character before it). A match that touches a window edge is looked for again in a
+    window grown on that side, as in ``_matches``. Returns the spans and the final window;
+    no spans (None) when the window grew over non-ASCII text.
+    """
+    a, b, first = window
+    n = len(text)
+    after = first[1] if first[1] > first[0] else first[1] + 1
+    spans = [first, *match_spans(crule.bounds, data, after, b)]
+    while True:
+        grow_right = bool(spans) and spans[-1][1] == b and b < n
+        grow_left = bool(spans) and spans[0][0] == a and a > 0
+        if (grow_left or grow_right) and b - a < MAX_WINDOW_GROWTH:
+            step = max(256, b - a)
+            if grow_left:
+                a = max(0, a - step)
+            if grow_right:
+                b = min(n, b + step)
+            if not ascii and not text[a:b].isascii():
+                return None, a, b
+            spans = match_spans(crule.bounds, data, a, b)
+            continue
+        return spans, a, b
+
+
+def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
+    rule = crule.rule
+    if len(value) < rule.min_length or value in rule.allow_values:
+        return False
+    if rule.entropy is not None and shannon_entropy(value) < rule.entropy:
+        return False
+    if any(found(p, value) for p in crule.allow):
+        return False
+    if any(found(p, whole) for p in crule.deny):
+        return False
+    if rule.placeholder_filter and looks_like_placeholder(value):
+        return False
+    if rule.reference_filter and looks_like_code_reference(value, quoted):
+        return False
+    return all(v(value) for v in crule.validators)
