@@ -287,24 +287,12 @@ def inspect_request(
     if cache is not None:
         cache.bind(scanner)
     hits, reason_items = _scan(extraction, scanner, fingerprinter, cache, policy)
-    if route.model:
-        # The model name in a Gemini path goes upstream too; a path cannot be redacted.
-        for f in scanner.scan(route.model):
-            if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
-                reason_items.append((f.code, f"{f.code} in the request path", _path_ev(f)))
-                continue
-            reason_items.append(
-                (
-                    "proxy.secret_in_path",
-                    f"{f.code} in the request path: it cannot be redacted",
-                    _path_ev(f),
-                )
-            )
+    reason_items.extend(_path_findings(route, scanner, policy))
     reason_items.extend(request_line_findings(route, line or RequestLine(), scanner, policy))
     reasons = _group(reason_items)
     # Asked even with no reasons: an invalid policy stops every request (policy.invalid).
     verdict = policy.decide(reasons)
-    common = {
+    common: dict[str, Any] = {
         "model": model,
         "stream": stream,
         "fields_scanned": extraction.scanned,
@@ -312,8 +300,22 @@ def inspect_request(
         "previous_response_id": previous,
     }
     if verdict.action.stops:
-        return Inspection(Action.BLOCK, verdict.reasons, None, **common)  # type: ignore[arg-type]
+        return Inspection(Action.BLOCK, verdict.reasons, None, **common)
+    return _redacted(extraction, body, hits, verdict, policy, maker, common)
 
+
+def _redacted(  # noqa: PLR0917 - the second half of inspect_request
+    extraction: Extraction,
+    body: dict[str, Any],
+    hits: list[_Hit],
+    verdict: Verdict,
+    policy: ProxyPolicy,
+    maker: PlaceholderMaker,
+    common: dict[str, Any],
+) -> Inspection:
+    """The request to forward with every finding the policy redacts replaced, or a block when
+    a finding cannot be redacted (the policy's per-code answer stops, or two redactions meet
+    in one string)."""
     mapping: dict[str, str] = {}
     spans: dict[int, list[Span]] = {}
     actions: dict[str, Action] = {}
@@ -324,7 +326,7 @@ def inspect_request(
         if action is Action.REDACT:
             spans.setdefault(hit.field_index, []).append(Span(hit.start, hit.end, hit.code))
         elif action.stops:  # decide() and action_for() disagree: the stricter one holds
-            return Inspection(Action.BLOCK, verdict.reasons, None, **common)  # type: ignore[arg-type]
+            return Inspection(Action.BLOCK, verdict.reasons, None, **common)
     conflicts = redaction_conflicts(extraction, list(spans))
     if conflicts:
         # A string and the payload it encodes both need a change: neither can be written
@@ -334,7 +336,7 @@ def inspect_request(
             f"findings in both the text at {conflicts[0]} and the payload it encodes",
             (Evidence(conflicts[0]),),
         )
-        return Inspection(Action.BLOCK, (*verdict.reasons, reason), None, **common)  # type: ignore[arg-type]
+        return Inspection(Action.BLOCK, (*verdict.reasons, reason), None, **common)
     new_texts = {
         i: redact_text(extraction.fields[i].text, s, maker, mapping) for i, s in spans.items()
     }
@@ -348,7 +350,7 @@ def inspect_request(
         mapping,
         bytes_out=len(out),
         would=verdict.would,
-        **common,  # type: ignore[arg-type]
+        **common,
     )
 
 
@@ -418,6 +420,20 @@ class ScanCache:
 
 def _path_ev(f: FindingLike) -> Evidence:
     return Evidence("path.model", f.preview, f.fingerprint)
+
+
+def _path_findings(
+    route: Route, scanner: ScannerLike, policy: ProxyPolicy
+) -> list[tuple[str, str, Evidence]]:
+    """The model name in a Gemini path goes upstream too; a path cannot be redacted."""
+    items: list[tuple[str, str, Evidence]] = []
+    for f in scanner.scan(route.model) if route.model else ():
+        if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
+            items.append((f.code, f"{f.code} in the request path", _path_ev(f)))
+        else:
+            message = f"{f.code} in the request path: it cannot be redacted"
+            items.append(("proxy.secret_in_path", message, _path_ev(f)))
+    return items
 
 
 def _scan(
