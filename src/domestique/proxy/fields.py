@@ -28,7 +28,8 @@ applies only at the exact positions each provider defines:
 * **data URLs** anywhere else are text: scanned as they are, and their payload is decoded and
   scanned too when it is text;
 * **JSON strings** — ``arguments`` of tool calls: parsed, every key, leaf and number scanned
-  with a path into it; re-serialised only when something in it is redacted. A string with a
+  with a path into it; a redaction rewrites only the redacted characters inside the string as
+  it was sent (spacing and escapes kept, :mod:`domestique.proxy.jsontext`). A string with a
   duplicate key is scanned as the text it is (what is forwarded), not parsed.
 
 The same names anywhere else (a tool input holding ``signature``, a schema property named
@@ -47,6 +48,7 @@ from typing import Any
 import orjson
 
 from domestique.proxy.body import BodyError
+from domestique.proxy.jsontext import patch_json_text
 from domestique.proxy.payloads import Encoding, decode_base64, is_data_url, read_payload
 
 _BINARY_KEYS = frozenset({"file_data"})
@@ -163,6 +165,7 @@ class JsonString:
     key: Any
     value: Any
     changed: bool = False
+    text: str = ""  # the string as sent: a change is written into it, not re-serialised
 
 
 @dataclass(slots=True)
@@ -361,7 +364,7 @@ class _Walker:
             self.leaf(holder, key, text, path, FieldKind.TEXT, None)
             return
         index = len(self.out.json_strings)
-        self.out.json_strings.append(JsonString(path, holder, key, parsed))
+        self.out.json_strings.append(JsonString(path, holder, key, parsed, text=text))
         self.walk(parsed, f"{path}<json>", depth + 1, FieldKind.TEXT, index)
 
     # -- exact provider positions ------------------------------------------------------------
@@ -544,4 +547,14 @@ def apply_replacements(extraction: Extraction, new_texts: dict[int, str]) -> Non
             f.holder[text if k == f.key else k] = v
     for js in extraction.json_strings:
         if js.changed:
-            js.holder[js.key] = json.dumps(js.value, ensure_ascii=False, separators=(",", ":"))
+            js.holder[js.key] = _json_string_text(js)
+
+
+def _json_string_text(js: JsonString) -> str:
+    """The JSON string with its redactions: the text as sent with only the changed characters
+    replaced (:mod:`domestique.proxy.jsontext`). Should that fail, the redacted value
+    re-serialised compactly: what is forwarded is always the scanned value, redacted."""
+    try:
+        return patch_json_text(js.text, js.value)
+    except (ValueError, IndexError):
+        return json.dumps(js.value, ensure_ascii=False, separators=(",", ":"))
