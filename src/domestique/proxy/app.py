@@ -34,7 +34,7 @@ from domestique.proxy import exchange, upstream
 from domestique.proxy.answer import AnswerStream, JsonArrayStream, response_id_of, restore_body
 from domestique.proxy.audit_batch import GroupRecorder
 from domestique.proxy.body import BodyLimits
-from domestique.proxy.envelopes import error_body, status_for
+from domestique.proxy.envelopes import WRITE_FAILED, error_body, status_for
 from domestique.proxy.exchange import Block, Forward, Head, RequestFacts, identify_agent
 from domestique.proxy.pipeline import (
     Inspection,
@@ -362,7 +362,8 @@ class FirewallApp:
         )
         trace.record = record
         if block.answer:
-            await _respond(send, facts.provider, block.status, record.reasons, record.id)
+            status = status_for(record.codes) if WRITE_FAILED in record.codes else block.status
+            await _respond(send, facts.provider, status, record.reasons, record.id)
 
     def _inspect(self, route: Route, body: bytes, head: Head, policy: ProxyPolicy) -> Inspection:
         try:

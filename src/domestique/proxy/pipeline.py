@@ -32,6 +32,7 @@ from domestique.proxy.fields import (
     extract_fields,
     redaction_conflicts,
 )
+from domestique.proxy.headers import scanned_value
 from domestique.proxy.routes import Operation, Provider, Route
 from domestique.records import Action, Evidence, Reason, Verdict
 from domestique.redact import PLACEHOLDER_PATTERN, PlaceholderMaker, Span, redact_text
@@ -97,7 +98,9 @@ def _request_line_parts(route: Route, line: RequestLine) -> list[tuple[str, str,
     for name, value in line.headers:
         if name.lower() in skip:
             continue
-        parts.append(("proxy.secret_in_header", f"header.{name.lower()}", f"{name}: {value}"))
+        # Tracing and request ids, by their header's documented format, are not content.
+        text = f"{name}: {scanned_value(name, value)}"
+        parts.append(("proxy.secret_in_header", f"header.{name.lower()}", text))
     return parts
 
 
