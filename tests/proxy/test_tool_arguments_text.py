@@ -26,7 +26,7 @@ from .conftest import CANARY, CanaryScanner, TablePolicy
 
 KEY = b"a" * 32
 MAKER = PlaceholderMaker(KEY)
-ROUTE = Route(Provider.OPENAI, Operation.OPENAI_CHAT, "POST", "/v1/chat/completions")
+ROUTE = Route(Provider.OPENAI, Operation.OPENAI_CHAT, "/v1/chat/completions")
 
 _ws = st.text(alphabet=" \t\n\r", max_size=3)
 _plain = st.text(max_size=12)
