@@ -500,13 +500,12 @@ def _scan(
     pos = 0
     for i, f in enumerate(extraction.fields):
         if f.kind is FieldKind.BINARY:
-            items.append(
-                (
-                    "proxy.binary_unscanned",
-                    f"binary part at {f.path} ({len(f.text)} characters) was not scanned",
-                    Evidence(f.path, mask_preview(f.text[:64]), fingerprinter.fingerprint(f.text)),
-                )
-            )
+            ev = Evidence(f.path, mask_preview(f.text[:64]), fingerprinter.fingerprint(f.text))
+            if f.problem is not None:  # a document that could not be read: its own code
+                items.append((f.problem[0], f"{f.problem[1]} at {f.path}", ev))
+                continue
+            why = f"binary part at {f.path} ({len(f.text)} characters) was not scanned"
+            items.append(("proxy.binary_unscanned", why, ev))
             continue
         key = cache.key_for(f.text) if cache is not None else None
         if key is not None:
@@ -787,6 +786,7 @@ _UNMODIFIABLE_CODES: dict[FieldKind, tuple[str, str]] = {
     FieldKind.SIGNED: ("proxy.secret_in_signed_part", "inside a signature or ciphertext"),
     FieldKind.MODEL: ("proxy.secret_in_model_output", "inside the model's own signed output"),
     FieldKind.CREDENTIAL: ("proxy.credential_by_design", "in a credential the API takes"),
+    FieldKind.DOCUMENT: ("proxy.secret_in_document", "in the text of a PDF (not redactable)"),
 }
 _SERVICE_LOCAL = re.compile(
     r"(?i)(?:no-?reply|do-?not-?reply|notifications?|notify|mailer-daemon|postmaster|bounces?"

@@ -1,0 +1,117 @@
+"""The text of a PDF a request carries, read with bounded work. Pure (no I/O, no subprocess).
+
+The providers read the text of PDF documents (Anthropic ``document`` blocks, OpenAI
+``input_file`` / ``file`` parts, Gemini ``inline_data`` of type ``application/pdf``), so the
+firewall reads it too, with `pypdf <https://pypi.org/project/pypdf/>`_ (pure Python, maintained,
+with its own limits against decompression and parsing bombs).
+
+Bounded: :data:`MAX_PAGES` pages, :data:`MAX_CHARS` characters of text, decompression and
+parsing work capped through pypdf's configuration (no external decoder binary is ever called),
+and a time budget checked between pages. The outcome is one of:
+
+* :class:`PdfText` — the text of every page, to scan (a finding blocks: a PDF cannot be
+  redacted in place, ``proxy.secret_in_document``);
+* :class:`PdfProblem` with ``proxy.document_limit`` — over a limit (a PDF bomb, a huge file);
+* :class:`PdfProblem` with ``proxy.document_unreadable`` — not parseable, or encrypted with a
+  password (an empty user password, common for "protected" PDFs, is tried and read).
+
+Both problems block by default: what the firewall could not read, the provider's own reader may
+read (errors deny). The exception raised inside pypdf is never quoted (it can hold content).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+MAX_PAGES = 300
+MAX_CHARS = 2_000_000
+TIME_BUDGET_S = 5.0
+_LIMITS: dict[str, object] = {
+    "maximum_declared_stream_length": 32_000_000,
+    "array_based_stream_maximum_output_length": 32_000_000,
+    "zlib_maximum_output_length": 32_000_000,
+    "zlib_maximum_recovery_input_length": 1_000_000,
+    "lzw_maximum_output_length": 32_000_000,
+    "run_length_maximum_output_length": 32_000_000,
+    "brotli_maximum_output_length": 32_000_000,
+    "jbig2_maximum_output_length": 8_000_000,
+    "image_maximum_buffer_size": 32_000_000,
+    "stream_decoding_work_maximum_length": 96_000_000,
+    "stream_parsing_work_maximum_count": 2_000_000,
+    "xform_maximum_invocations_per_extraction": 1_000,
+    "page_tree_maximum_entries": 10_000,
+    "page_tree_maximum_page_entries": 100_000,
+    "jbig2dec_binary": None,  # never start an external decoder
+}
+
+# pypdf reports recoverable oddities through ``logging``; nothing of it reaches the terminal.
+_LOG = logging.getLogger("pypdf")
+_LOG.addHandler(logging.NullHandler())
+_LOG.propagate = False
+
+
+@dataclass(frozen=True, slots=True)
+class PdfText:
+    text: str
+    pages: int
+
+
+@dataclass(frozen=True, slots=True)
+class PdfProblem:
+    code: str  # proxy.document_limit | proxy.document_unreadable
+    message: str
+
+
+def is_pdf(data: bytes) -> bool:
+    """True for bytes that start like a PDF (a header may follow up to 1 KB of junk)."""
+    return b"%PDF-" in data[:1024]
+
+
+def read_pdf(data: bytes, *, clock: Callable[[], float] = time.monotonic) -> PdfText | PdfProblem:
+    """The text of ``data`` (a PDF), or why it cannot be read within the limits."""
+    import pypdf
+    from pypdf.errors import LimitReachedError
+
+    now = clock
+    deadline = now() + TIME_BUDGET_S
+    try:
+        with pypdf.apply_configuration(None, **_LIMITS):
+            reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
+            if reader.is_encrypted and not reader.decrypt(""):
+                return PdfProblem(
+                    "proxy.document_unreadable", "PDF encrypted with a password: not readable"
+                )
+            count = len(reader.pages)
+            if count > MAX_PAGES:
+                return PdfProblem(
+                    "proxy.document_limit", f"PDF of {count} pages (over {MAX_PAGES})"
+                )
+            parts: list[str] = []
+            size = 0
+            for number, page in enumerate(reader.pages, 1):
+                text = page.extract_text() or ""
+                size += len(text)
+                if size > MAX_CHARS:
+                    return PdfProblem(
+                        "proxy.document_limit", f"PDF text over {MAX_CHARS} characters"
+                    )
+                parts.append(text)
+                if now() > deadline:
+                    return PdfProblem(
+                        "proxy.document_limit",
+                        f"PDF text not read within {TIME_BUDGET_S:.0f} s"
+                        f" (page {number} of {count})",
+                    )
+    except LimitReachedError:
+        return PdfProblem("proxy.document_limit", "PDF over pypdf's decoding or parsing limits")
+    except RecursionError:
+        return PdfProblem("proxy.document_limit", "PDF nested too deeply")
+    except MemoryError:
+        return PdfProblem("proxy.document_limit", "PDF too large to read")
+    except Exception as exc:  # noqa: BLE001 - any failure inside the reader: not readable
+        return PdfProblem("proxy.document_unreadable", f"PDF not readable ({type(exc).__name__})")
+    return PdfText("\n".join(parts), count)
