@@ -161,7 +161,33 @@ def test_a_pdf_that_cannot_be_read_blocks_with_its_code(
 def test_the_time_budget_stops_between_pages() -> None:
     """A PDF that takes longer than the budget to read is a limit, not a wait."""
     ticks = iter(range(0, 1000, 4))  # every look at the clock: 4 s later
-    found = pdf.read_pdf(make_pdf(["a", "b", "c"]), clock=lambda: float(next(ticks)))
+    document = make_pdf(["a", "b", "c: the time budget test"])
+    found = pdf.read_pdf(document, clock=lambda: float(next(ticks)))
     assert isinstance(found, pdf.PdfProblem)
     assert found.code == "proxy.document_limit"
     assert "not read within" in found.message
+
+
+def test_a_resent_pdf_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents resend a document every turn: its outcome is remembered (by a keyed digest of
+    its bytes), a changed byte is a new document, and a time limit is never remembered."""
+    reads: list[int] = []
+    real = pdf._read
+
+    def counting(data: bytes, clock: Any) -> Any:
+        reads.append(len(data))
+        return real(data, clock)
+
+    monkeypatch.setattr(pdf, "_read", counting)
+    document = make_pdf(["resent every turn", f"key {KEY_ID}"])
+    first, second = pdf.read_pdf(document), pdf.read_pdf(document)
+    assert first == second
+    assert isinstance(first, pdf.PdfText)
+    assert len(reads) == 1
+    pdf.read_pdf(make_pdf(["resent every turn", f"key {KEY_ID}."]))
+    assert len(reads) == 2
+    slow = make_pdf(["slow", "slower"])
+    for _ in range(2):
+        ticks = iter(range(0, 1000, 4))
+        pdf.read_pdf(slow, clock=lambda: float(next(ticks)))  # noqa: B023 - used at once
+    assert len(reads) == 4

@@ -21,9 +21,12 @@ read (errors deny). The exception raised inside pypdf is never quoted (it can ho
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
+import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,8 +74,55 @@ def is_pdf(data: bytes) -> bool:
     return b"%PDF-" in data[:1024]
 
 
+class _Recent:
+    """Outcomes of PDFs read lately, by keyed digest of their bytes: an agent resends the same
+    document on every turn, and reading it again costs what reading it first did. In memory,
+    per process, bounded by entries and by characters held; the key is random per process.
+    A time limit is not kept (it may pass at a quieter moment)."""
+
+    def __init__(self, max_entries: int = 32, max_chars: int = 8_000_000) -> None:
+        self._key = os.urandom(32)
+        self._entries: OrderedDict[bytes, PdfText | PdfProblem] = OrderedDict()
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self._chars = 0
+
+    def digest(self, data: bytes) -> bytes:
+        return hashlib.blake2b(data, digest_size=16, key=self._key).digest()
+
+    def get(self, digest: bytes) -> PdfText | PdfProblem | None:
+        found = self._entries.get(digest)
+        if found is not None:
+            self._entries.move_to_end(digest)
+        return found
+
+    def put(self, digest: bytes, outcome: PdfText | PdfProblem) -> None:
+        size = len(outcome.text) if isinstance(outcome, PdfText) else 0
+        if size > self.max_chars or digest in self._entries:
+            return
+        self._entries[digest] = outcome
+        self._chars += size
+        while len(self._entries) > self.max_entries or self._chars > self.max_chars:
+            _, old = self._entries.popitem(last=False)
+            self._chars -= len(old.text) if isinstance(old, PdfText) else 0
+
+
+_RECENT = _Recent()
+
+
 def read_pdf(data: bytes, *, clock: Callable[[], float] = time.monotonic) -> PdfText | PdfProblem:
     """The text of ``data`` (a PDF), or why it cannot be read within the limits."""
+    digest = _RECENT.digest(data)
+    found = _RECENT.get(digest)
+    if found is None:
+        found = _read(data, clock)
+        timed_out = isinstance(found, PdfProblem) and "not read within" in found.message
+        if not timed_out:
+            _RECENT.put(digest, found)
+    return found
+
+
+def _read(data: bytes, clock: Callable[[], float]) -> PdfText | PdfProblem:
     import pypdf
     from pypdf.errors import LimitReachedError
 
