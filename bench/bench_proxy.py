@@ -117,31 +117,40 @@ NGINX_ANSWER = {
 }
 
 
-def bench_core(repeat: int = 200) -> None:
+class _Bound:
+    """The built-in policy as the pipeline asks it, for requests to Anthropic."""
+
+    def __init__(self) -> None:
+        from domestique.policy import DecisionContext, load_policy
+        from domestique.records import Component
+
+        self.policy = load_policy()
+        self.ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
+
+    def action_for(self, code: str) -> Any:
+        return self.policy.action_for(code, self.ctx)
+
+    def decide(self, reasons: Any) -> Any:
+        return self.policy.decide(reasons, self.ctx)
+
+
+def _parts() -> tuple[Any, bytes, Any, Any]:
+    """(policy, install key, scanner, the Messages route): what inspect_request is given."""
     from domestique.detect import default_scanner
-    from domestique.keys import Fingerprinter, install_key
-    from domestique.policy import DecisionContext, load_policy
-    from domestique.proxy.pipeline import inspect_request
+    from domestique.keys import install_key
     from domestique.proxy.routes import Route, classify
-    from domestique.records import Component
-    from domestique.redact import PlaceholderMaker
 
-    policy = load_policy()
-    ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
-
-    class Bound:
-        def action_for(self, code: str) -> Any:
-            return policy.action_for(code, ctx)
-
-        def decide(self, reasons: Any) -> Any:
-            return policy.decide(reasons, ctx)
-
-    from domestique.proxy.pipeline import ScanCache
-
-    key = install_key()
-    scanner = default_scanner()
     route = classify("POST", "/v1/messages", {})
     assert isinstance(route, Route)
+    return _Bound(), install_key(), default_scanner(), route
+
+
+def bench_core(repeat: int = 200) -> None:
+    from domestique.keys import Fingerprinter
+    from domestique.proxy.pipeline import ScanCache, inspect_request
+    from domestique.redact import PlaceholderMaker
+
+    policy, key, scanner, route = _parts()
 
     def run(raw: bytes, cache: ScanCache | None) -> Any:
         return inspect_request(
@@ -149,7 +158,7 @@ def bench_core(repeat: int = 200) -> None:
             raw,
             content_encoding="",
             scanner=scanner,
-            policy=Bound(),
+            policy=policy,
             maker=PlaceholderMaker(key),
             fingerprinter=Fingerprinter(key),
             cache=cache,
@@ -312,12 +321,8 @@ def bench_seams(old_file: str, rounds: int = 400) -> None:
     A third arm runs this tree's pipeline without the seam scan: the floor it can reach."""
     import importlib.util
 
-    from domestique.detect import default_scanner
-    from domestique.keys import Fingerprinter, install_key
-    from domestique.policy import DecisionContext, load_policy
+    from domestique.keys import Fingerprinter
     from domestique.proxy import pipeline as new
-    from domestique.proxy.routes import Route, classify
-    from domestique.records import Component
     from domestique.redact import PlaceholderMaker
 
     spec = importlib.util.spec_from_file_location("pipeline_old", old_file)
@@ -326,20 +331,7 @@ def bench_seams(old_file: str, rounds: int = 400) -> None:
     old = importlib.util.module_from_spec(spec)
     sys.modules["pipeline_old"] = old  # dataclasses look their module up
     spec.loader.exec_module(old)
-    policy = load_policy()
-    ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
-
-    class Bound:
-        def action_for(self, code: str) -> Any:
-            return policy.action_for(code, ctx)
-
-        def decide(self, reasons: Any) -> Any:
-            return policy.decide(reasons, ctx)
-
-    key = install_key()
-    scanner = default_scanner()
-    route = classify("POST", "/v1/messages", {})
-    assert isinstance(route, Route)
+    policy, key, scanner, route = _parts()
     body = make_body(100_000)
     arms: dict[str, Any] = {"old": old, "new": new, "no seams": new}
     caches = {name: module.ScanCache() for name, module in arms.items()}
@@ -353,7 +345,7 @@ def bench_seams(old_file: str, rounds: int = 400) -> None:
                 raw,
                 content_encoding="",
                 scanner=scanner,
-                policy=Bound(),
+                policy=policy,
                 maker=PlaceholderMaker(key),
                 fingerprinter=Fingerprinter(key),
                 cache=caches[name],

@@ -16,29 +16,16 @@ import httpx
 import pytest
 
 from domestique.detect import default_scanner
-from domestique.policy import DecisionContext, load_policy
 from domestique.proxy.headers import scanned_value
 from domestique.proxy.pipeline import RequestLine, request_line_findings
 from domestique.proxy.routes import Provider, Route, classify
 from domestique.proxy.server import build_app, parse_upstreams
-from domestique.records import Action, Component, Verdict
 
+from .conftest import BoundPolicy
 from .upstream import run_asgi, run_upstream
 
 KEY_ID = "AKIAZ3MHQX7B2LKWP4RN"  # made-up AWS access key id (the detectors know the format)
 GITHUB = "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"  # made-up GitHub token
-
-
-class _Bound:
-    def __init__(self, home: Path) -> None:
-        self.policy = load_policy(home=home)
-        self.ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
-
-    def action_for(self, code: str) -> Action:
-        return self.policy.action_for(code, self.ctx)
-
-    def decide(self, reasons: object) -> Verdict:
-        return self.policy.decide(reasons, self.ctx)  # type: ignore[arg-type]
 
 
 def _tracing_headers(rng: random.Random) -> dict[str, str]:
@@ -100,7 +87,7 @@ def _route() -> Route:
 
 def test_tracing_and_request_id_headers_are_not_findings(tmp_path: Path) -> None:
     """Five hundred draws of every tracing header the agents' SDKs send: no finding."""
-    scanner, policy, rng = default_scanner(tmp_path), _Bound(tmp_path), random.Random(12)
+    scanner, policy, rng = default_scanner(tmp_path), BoundPolicy(tmp_path), random.Random(12)
     found: set[str] = set()
     for _ in range(500):
         line = RequestLine("", tuple(_tracing_headers(rng).items()))
@@ -138,7 +125,7 @@ def test_a_secret_in_any_header_still_blocks(tmp_path: Path, name: str, value: s
     """A value without its header's documented format is scanned whole."""
     assert scanned_value(name, value) != ""
     line = RequestLine("", ((name, value),))
-    items = request_line_findings(_route(), line, default_scanner(tmp_path), _Bound(tmp_path))
+    items = request_line_findings(_route(), line, default_scanner(tmp_path), BoundPolicy(tmp_path))
     assert "proxy.secret_in_header" in [code for code, _, _ in items]
 
 
