@@ -407,8 +407,6 @@ class ScanCache:
         data = text.encode("utf-8", "surrogatepass")
         return hashlib.blake2b(data, digest_size=16, key=self._key).digest()
 
-    _digest = digest
-
     def key_for(self, text: str) -> bytes | None:
         """The key of ``text``'s entry; None for texts too short to be cached."""
         return self.digest(text) if len(text) >= self.min_chars else None
