@@ -74,3 +74,8 @@ def flate_bomb(megabytes: int) -> bytes:
     z = zlib.compressobj(9)
     chunk = b" " * (1 << 20)
     return b"".join([*(z.compress(chunk) for _ in range(megabytes)), z.flush()])
+
+
+def operator_bomb(operators: int) -> bytes:
+    """A FlateDecode page stream of ``operators`` text-drawing operators (a few KB packed)."""
+    return zlib.compress(b"BT /F1 12 Tf 72 720 Td " + b"(ab) Tj " * operators + b"ET", 9)

@@ -20,7 +20,7 @@ import pytest
 from domestique.proxy import pdf
 from domestique.proxy.server import build_app, parse_upstreams
 
-from .pdfs import encrypted, flate_bomb, make_pdf
+from .pdfs import encrypted, flate_bomb, make_pdf, operator_bomb
 from .upstream import Upstream, run_asgi, run_upstream
 
 KEY_ID = "AKIAZ3MHQX7B2LKWP4RN"  # made-up AWS access key id (the detectors know the format)
@@ -142,8 +142,9 @@ def test_an_owner_password_only_pdf_is_read(tmp_path: Path) -> None:
         (lambda: make_pdf([REPORT])[:300], "proxy.document_unreadable"),
         (lambda: make_pdf(["page"] * (pdf.MAX_PAGES + 1)), "proxy.document_limit"),
         (lambda: make_pdf(["bomb"], stream=flate_bomb(64)), "proxy.document_limit"),
+        (lambda: make_pdf(["ops"], stream=operator_bomb(1_000_000)), "proxy.document_limit"),
     ],
-    ids=["password", "garbage", "truncated", "too-many-pages", "flate-bomb"],
+    ids=["password", "garbage", "truncated", "too-many-pages", "flate-bomb", "operator-bomb"],
 )
 def test_a_pdf_that_cannot_be_read_blocks_with_its_code(
     tmp_path: Path, make: Any, code: str
