@@ -3,6 +3,7 @@
     python bench/bench_proxy.py core            # inspect_request on 10 KB and 100 KB bodies
     python bench/bench_proxy.py breakdown       # the cold path stage by stage
     python bench/bench_proxy.py joincheck       # one joined scan vs each field scanned alone
+    python bench/bench_proxy.py seams OLD.py    # "next turn" at 100 KB: this pipeline vs OLD.py
     python bench/bench_proxy.py bodies DIR      # write body-10k.json / body-100k.json for wrk
     python bench/bench_proxy.py nginx-answer    # the fixed Anthropic answer nginx returns
 
@@ -116,31 +117,40 @@ NGINX_ANSWER = {
 }
 
 
-def bench_core(repeat: int = 200) -> None:
+class _Bound:
+    """The built-in policy as the pipeline asks it, for requests to Anthropic."""
+
+    def __init__(self) -> None:
+        from domestique.policy import DecisionContext, load_policy
+        from domestique.records import Component
+
+        self.policy = load_policy()
+        self.ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
+
+    def action_for(self, code: str) -> Any:
+        return self.policy.action_for(code, self.ctx)
+
+    def decide(self, reasons: Any) -> Any:
+        return self.policy.decide(reasons, self.ctx)
+
+
+def _parts() -> tuple[Any, bytes, Any, Any]:
+    """(policy, install key, scanner, the Messages route): what inspect_request is given."""
     from domestique.detect import default_scanner
-    from domestique.keys import Fingerprinter, install_key
-    from domestique.policy import DecisionContext, load_policy
-    from domestique.proxy.pipeline import inspect_request
+    from domestique.keys import install_key
     from domestique.proxy.routes import Route, classify
-    from domestique.records import Component
-    from domestique.redact import PlaceholderMaker
 
-    policy = load_policy()
-    ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
-
-    class Bound:
-        def action_for(self, code: str) -> Any:
-            return policy.action_for(code, ctx)
-
-        def decide(self, reasons: Any) -> Any:
-            return policy.decide(reasons, ctx)
-
-    from domestique.proxy.pipeline import ScanCache
-
-    key = install_key()
-    scanner = default_scanner()
     route = classify("POST", "/v1/messages", {})
     assert isinstance(route, Route)
+    return _Bound(), install_key(), default_scanner(), route
+
+
+def bench_core(repeat: int = 200) -> None:
+    from domestique.keys import Fingerprinter
+    from domestique.proxy.pipeline import ScanCache, inspect_request
+    from domestique.redact import PlaceholderMaker
+
+    policy, key, scanner, route = _parts()
 
     def run(raw: bytes, cache: ScanCache | None) -> Any:
         return inspect_request(
@@ -148,7 +158,7 @@ def bench_core(repeat: int = 200) -> None:
             raw,
             content_encoding="",
             scanner=scanner,
-            policy=Bound(),
+            policy=policy,
             maker=PlaceholderMaker(key),
             fingerprinter=Fingerprinter(key),
             cache=cache,
@@ -305,6 +315,65 @@ def bench_joincheck() -> None:
     print(f"joincheck over {len(examples)} rule examples: {dict(counts)}")
 
 
+def bench_seams(old_file: str, rounds: int = 400) -> None:
+    """ "next turn" at 100 KB, the pipeline of this tree against another ``pipeline.py`` (say,
+    a checkout of an earlier commit), called alternately in one process: medians and ratio.
+    A third arm runs this tree's pipeline without the seam scan: the floor it can reach."""
+    import importlib.util
+
+    from domestique.keys import Fingerprinter
+    from domestique.proxy import pipeline as new
+    from domestique.redact import PlaceholderMaker
+
+    spec = importlib.util.spec_from_file_location("pipeline_old", old_file)
+    assert spec is not None
+    assert spec.loader is not None
+    old = importlib.util.module_from_spec(spec)
+    sys.modules["pipeline_old"] = old  # dataclasses look their module up
+    spec.loader.exec_module(old)
+    policy, key, scanner, route = _parts()
+    body = make_body(100_000)
+    arms: dict[str, Any] = {"old": old, "new": new, "no seams": new}
+    caches = {name: module.ScanCache() for name, module in arms.items()}
+    seam_hits = new._seam_hits
+
+    def run(name: str, raw: bytes) -> Any:
+        new._seam_hits = (lambda *a, **k: []) if name == "no seams" else seam_hits
+        try:
+            return arms[name].inspect_request(
+                route,
+                raw,
+                content_encoding="",
+                scanner=scanner,
+                policy=policy,
+                maker=PlaceholderMaker(key),
+                fingerprinter=Fingerprinter(key),
+                cache=caches[name],
+            )
+        finally:
+            new._seam_hits = seam_hits
+
+    for name in arms:
+        run(name, json.dumps(body).encode())
+    last = body["messages"][-1]["content"][0]
+    base = last["content"]
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    names = list(arms)
+    for i in range(rounds):
+        last["content"] = f"# turn {i}\n" + base
+        raw = json.dumps(body).encode()
+        order = names[i % 3 :] + names[: i % 3]
+        for name in order:
+            t0 = time.perf_counter()
+            run(name, raw)
+            times[name].append(time.perf_counter() - t0)
+    med = {name: statistics.median(ts) * 1000 for name, ts in times.items()}
+    for name, value in med.items():
+        print(f"seams {len(raw):>7} B next turn {name:<9} p50 {value:6.3f} ms")
+    floor = med["no seams"]
+    print(f"seams new/old {med['new'] / med['old']:.2f}  new/no-seams {med['new'] / floor:.2f}")
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] == "core":
         bench_core()
@@ -314,6 +383,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[0] == "joincheck":
         bench_joincheck()
+        return 0
+    if argv[0] == "seams" and len(argv) > 1:
+        bench_seams(argv[1])
         return 0
     if argv[0] == "bodies":
         out = Path(argv[1])

@@ -102,6 +102,20 @@ def test_secret_in_an_image_is_forwarded(home: Path) -> None:
     assert not _leaks(ins, data.encode())
 
 
+def test_secret_in_a_real_pdf_is_blocked(home: Path) -> None:
+    """blocked: the text of a real PDF (drawn by a compressed page stream) is extracted and
+    scanned; a PDF cannot be redacted in place, so a finding blocks (proxy.secret_in_document)."""
+    from proxy.pdfs import make_pdf
+
+    pdf = make_pdf(["Quarterly report", f"aws key {KEY_ID}"])
+    assert KEY_ID.encode() not in pdf
+    data = base64.b64encode(pdf).decode()
+    source = {"type": "base64", "media_type": "application/pdf", "data": data}
+    ins = _inspect(home, _user([{"type": "document", "source": source}]))
+    assert ins.blocked
+    assert [r.code for r in ins.reasons] == ["proxy.secret_in_document"]
+
+
 def test_secret_split_across_messages_is_redacted(home: Path) -> None:
     """blocked (redacted): half a key in one message, half in the next; the seam scan lays
     conversation text end to end and redacts each part where it lies."""

@@ -407,7 +407,7 @@ def test_firewall_decisions_reach_the_hub_by_background_sync(
     import httpx
     import uvicorn
 
-    from domestique.proxy.demo_upstream import DemoUpstream
+    from domestique.cli.demo_upstream import DemoUpstream
     from domestique.proxy.server import tcp_listener
 
     home = tmp_path / "laptop"

@@ -69,6 +69,23 @@ class TablePolicy:
         return Verdict(most_severe([self.action_for(r.code) for r in reasons]), tuple(reasons))
 
 
+class BoundPolicy:
+    """The real policy of ``home`` as the pipeline asks it, for requests to Anthropic."""
+
+    def __init__(self, home: Path) -> None:
+        from domestique.policy import DecisionContext, load_policy
+        from domestique.records import Component
+
+        self.policy = load_policy(home=home)
+        self.ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
+
+    def action_for(self, code: str) -> Action:
+        return self.policy.action_for(code, self.ctx)
+
+    def decide(self, reasons: Sequence[Reason]) -> Verdict:
+        return self.policy.decide(reasons, self.ctx)
+
+
 @pytest.fixture(autouse=True)
 def private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("dq-home")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from domestique.proxy.demo_upstream import DemoUpstream
+from domestique.cli.demo_upstream import DemoUpstream
 
 
 def test_answer_echoes_every_placeholder_it_saw() -> None:

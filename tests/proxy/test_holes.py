@@ -16,29 +16,18 @@ import pytest
 
 from domestique.detect import default_scanner
 from domestique.keys import Fingerprinter, install_key
-from domestique.policy import DecisionContext, load_policy
 from domestique.proxy.pipeline import Inspection, inspect_request
 from domestique.proxy.routes import Route, classify
-from domestique.records import Action, Component, Verdict
+from domestique.records import Action
 from domestique.redact import PlaceholderMaker
+
+from .conftest import BoundPolicy
 
 KEY_ID = "AKIAZ3MHQX7B2LKWP4RN"  # made-up AWS access key id
 STRIPE = "sk_live_abcdefghijklmnopqrstuvwx"  # made-up; letters and "_" only: an identifier
 CARD = 4270961196796815  # made-up, Luhn-valid (not a famous test card): a JSON number
 EMAIL = "jane.roe@corp-mail.de"
 LINE = f"aws_access_key_id = {KEY_ID}\n"
-
-
-class _Bound:
-    def __init__(self, home: Path) -> None:
-        self.policy = load_policy(home=home)
-        self.ctx = DecisionContext(Component.PROXY, hosts=("api.anthropic.com",))
-
-    def action_for(self, code: str) -> Action:
-        return self.policy.action_for(code, self.ctx)
-
-    def decide(self, reasons: Any) -> Verdict:
-        return self.policy.decide(reasons, self.ctx)
 
 
 @pytest.fixture
@@ -56,7 +45,7 @@ def _inspect(home: Path, body: dict[str, Any], path: str = "/v1/messages") -> In
         json.dumps(body).encode(),
         content_encoding="",
         scanner=default_scanner(home),
-        policy=_Bound(home),
+        policy=BoundPolicy(home),
         maker=PlaceholderMaker(key),
         fingerprinter=Fingerprinter(key),
     )
@@ -495,7 +484,7 @@ def test_request_line_findings_spare_only_the_provider_credential(
 
     route = classify("POST", path, {})
     assert isinstance(route, Route)
-    scanner, policy = default_scanner(home), _Bound(home)
+    scanner, policy = default_scanner(home), BoundPolicy(home)
     ok = RequestLine("alt=sse", ((credential, f"Bearer {KEY_ID}"), ("user-agent", "cli/1.0")))
     assert request_line_findings(route, ok, scanner, policy) == []
     encoded = KEY_ID[:4] + "%" + KEY_ID[4].encode().hex().upper() + KEY_ID[5:]

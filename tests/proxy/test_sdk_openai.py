@@ -138,11 +138,6 @@ def test_chat_tool_round_trip(pair: Pair) -> None:
     assert answer == f"Tool said: ran echo {PROMPT_TEXT}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (proxy/fields.py, fw-holes): JSON-string tool arguments with a redaction "
-    "inside are re-serialised compactly, so their spacing changes as well as the secret",
-)
 def test_redacted_tool_arguments_keep_their_text(pair: Pair) -> None:
     """Only the secret changes in the tool-call arguments sent back: the rest of the string,
     spacing included, is forwarded as the SDK wrote it."""

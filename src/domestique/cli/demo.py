@@ -161,7 +161,7 @@ def _collect(raw: bytes) -> tuple[str, str, int]:
 async def _firewall_demo(out: TextIO, style: _Style, home: Path) -> bool:
     import httpx
 
-    from domestique.proxy.demo_upstream import DemoUpstream
+    from domestique.cli.demo_upstream import DemoUpstream
     from domestique.proxy.routes import Provider
     from domestique.proxy.server import build_app
 

@@ -61,8 +61,24 @@ REASON_CODES: tuple[ReasonCode, ...] = (
         " (x-api-key, authorization, x-goog-api-key, api-key): headers are not redacted.",
     ),
     ReasonCode(
+        "proxy.secret_in_document",
+        "A finding in the text of a PDF the request carries (Anthropic document, OpenAI"
+        " input_file / file, Gemini inline_data): a PDF cannot be redacted in place, so the"
+        " request is blocked.",
+    ),
+    ReasonCode(
+        "proxy.document_unreadable",
+        "A PDF the firewall cannot read (damaged, or encrypted with a password): its text"
+        " cannot be scanned, and the provider's reader may still read it; blocked by default.",
+    ),
+    ReasonCode(
+        "proxy.document_limit",
+        "A PDF over the firewall's limits (pages, text, decoding work, time): a PDF bomb or a"
+        " huge file; blocked.",
+    ),
+    ReasonCode(
         "proxy.binary_unscanned",
-        "A binary part (image, PDF, audio, file) went unscanned: its content is not text.",
+        "A binary part (image, audio, archive) went unscanned: its content is not text.",
     ),
     ReasonCode(
         "proxy.upstream_error",

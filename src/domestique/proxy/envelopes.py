@@ -35,8 +35,18 @@ _GEMINI_STATUS = {
 _OPENAI_TYPES = {403: "permission_error", 404: "not_found_error", 500: "server_error"}
 
 
+WRITE_FAILED = "audit.write_failed"
+
+
 def status_for(codes: Sequence[str]) -> int:
-    """HTTP status for a block: 400 for bodies we cannot read, 413 for size, 403 otherwise."""
+    """HTTP status for a block: 400 for bodies we cannot read, 413 for size, 403 otherwise.
+
+    A decision whose record could not be written is a server failure (500) whatever else it
+    found: the request was refused because the firewall could not keep its log, and a client
+    may retry it once the store is back (a 403 would read as "this content is refused").
+    """
+    if WRITE_FAILED in codes:
+        return 500
     first = codes[0] if codes else ""
     if first in ("proxy.body_too_large", "proxy.decompression_limit"):
         return 413
@@ -75,6 +85,8 @@ def error_body(
     record_id: str | None = None,
     verb: str = "blocked",
 ) -> bytes:
+    # A failed audit write leads: it is why this answer is a server error.
+    reasons = sorted(reasons, key=lambda r: r.code != WRITE_FAILED)
     message = explain(reasons, verb)
     extra = {
         "action": "block",

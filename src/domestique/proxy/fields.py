@@ -24,11 +24,14 @@ applies only at the exact positions each provider defines:
 * **base64 payloads** — ``file_data``, ``data`` beside a MIME type or format, ``type: base64``
   sources: judged by content (:mod:`domestique.proxy.payloads`): text in any common encoding
   is decoded, scanned and re-encoded as it came if redacted; a payload that is not base64 is
-  scanned as the text it is; what is truly binary is reported, not scanned;
+  scanned as the text it is; a PDF's text is extracted and scanned, never modified
+  (:mod:`domestique.proxy.pdf`; a finding blocks); what is truly binary is reported, not
+  scanned;
 * **data URLs** anywhere else are text: scanned as they are, and their payload is decoded and
   scanned too when it is text;
 * **JSON strings** — ``arguments`` of tool calls: parsed, every key, leaf and number scanned
-  with a path into it; re-serialised only when something in it is redacted. A string with a
+  with a path into it; a redaction rewrites only the redacted characters inside the string as
+  it was sent (spacing and escapes kept, :mod:`domestique.proxy.jsontext`). A string with a
   duplicate key is scanned as the text it is (what is forwarded), not parsed.
 
 The same names anywhere else (a tool input holding ``signature``, a schema property named
@@ -47,7 +50,9 @@ from typing import Any
 import orjson
 
 from domestique.proxy.body import BodyError
+from domestique.proxy.jsontext import patch_json_text
 from domestique.proxy.payloads import Encoding, decode_base64, is_data_url, read_payload
+from domestique.proxy.pdf import PdfText, is_pdf, read_pdf
 
 _BINARY_KEYS = frozenset({"file_data"})
 _JSON_STRING_KEYS = frozenset({"arguments"})
@@ -131,10 +136,13 @@ class FieldKind(StrEnum):
     MODEL = "model"  # the model's own checked output replayed: scanned, never modified
     SIGNED = "signed"  # provider ciphertext or signature: scanned, never modified
     CREDENTIAL = "credential"  # a credential the API takes on purpose: scanned, never modified
+    DOCUMENT = "document"  # the text of a PDF: scanned, never modified (a PDF is not rewritten)
     BINARY = "binary"  # not text: reported, not scanned
 
 
-UNMODIFIABLE = frozenset({FieldKind.MODEL, FieldKind.SIGNED, FieldKind.CREDENTIAL})
+UNMODIFIABLE = frozenset(
+    {FieldKind.MODEL, FieldKind.SIGNED, FieldKind.CREDENTIAL, FieldKind.DOCUMENT}
+)
 
 
 @dataclass(slots=True)
@@ -152,6 +160,7 @@ class Field:
     payload: str | None = None  # the text is a data URL's prefix; this is the rest, as sent
     number: bool = False  # the text is a JSON number as forwarded
     in_tools: bool = False  # inside the request's tool definitions
+    problem: tuple[str, str] | None = None  # a binary part that blocks: (code, why)
 
 
 @dataclass(slots=True)
@@ -163,6 +172,7 @@ class JsonString:
     key: Any
     value: Any
     changed: bool = False
+    text: str = ""  # the string as sent: a change is written into it, not re-serialised
 
 
 @dataclass(slots=True)
@@ -303,10 +313,18 @@ class _Walker:
         if self.decoded(holder, key, text, path, kind, js):
             return
         payload = text.partition(",")[2] if text[:5].lower() == "data:" else text
-        if decode_base64(payload) is not None:
-            self.add(path, text, FieldKind.BINARY, holder, key, js)
-        else:  # not base64 at all: the provider gets these characters; scan them
+        decoded = decode_base64(payload)
+        if decoded is None:  # not base64 at all: the provider gets these characters; scan them
             self.add(path, text, kind, holder, key, js)
+        elif is_pdf(decoded[0]):  # the provider reads a PDF's text: so does the scan
+            found = read_pdf(decoded[0])
+            if isinstance(found, PdfText):
+                self.add(f"{path}<pdf>", found.text, FieldKind.DOCUMENT, holder, key, js)
+            else:
+                field = self.add(path, text, FieldKind.BINARY, holder, key, js)
+                field.problem = (found.code, found.message)
+        else:
+            self.add(path, text, FieldKind.BINARY, holder, key, js)
 
     def walk_object(  # noqa: PLR0917 - recursion: positional on purpose
         self,
@@ -361,7 +379,7 @@ class _Walker:
             self.leaf(holder, key, text, path, FieldKind.TEXT, None)
             return
         index = len(self.out.json_strings)
-        self.out.json_strings.append(JsonString(path, holder, key, parsed))
+        self.out.json_strings.append(JsonString(path, holder, key, parsed, text=text))
         self.walk(parsed, f"{path}<json>", depth + 1, FieldKind.TEXT, index)
 
     # -- exact provider positions ------------------------------------------------------------
@@ -544,4 +562,14 @@ def apply_replacements(extraction: Extraction, new_texts: dict[int, str]) -> Non
             f.holder[text if k == f.key else k] = v
     for js in extraction.json_strings:
         if js.changed:
-            js.holder[js.key] = json.dumps(js.value, ensure_ascii=False, separators=(",", ":"))
+            js.holder[js.key] = _json_string_text(js)
+
+
+def _json_string_text(js: JsonString) -> str:
+    """The JSON string with its redactions: the text as sent with only the changed characters
+    replaced (:mod:`domestique.proxy.jsontext`). Should that fail, the redacted value
+    re-serialised compactly: what is forwarded is always the scanned value, redacted."""
+    try:
+        return patch_json_text(js.text, js.value)
+    except (ValueError, IndexError):
+        return json.dumps(js.value, ensure_ascii=False, separators=(",", ":"))

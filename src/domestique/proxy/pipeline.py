@@ -32,6 +32,7 @@ from domestique.proxy.fields import (
     extract_fields,
     redaction_conflicts,
 )
+from domestique.proxy.headers import scanned_value
 from domestique.proxy.routes import Operation, Provider, Route
 from domestique.records import Action, Evidence, Reason, Verdict
 from domestique.redact import PLACEHOLDER_PATTERN, PlaceholderMaker, Span, redact_text
@@ -97,7 +98,9 @@ def _request_line_parts(route: Route, line: RequestLine) -> list[tuple[str, str,
     for name, value in line.headers:
         if name.lower() in skip:
             continue
-        parts.append(("proxy.secret_in_header", f"header.{name.lower()}", f"{name}: {value}"))
+        # Tracing and request ids, by their header's documented format, are not content.
+        text = f"{name}: {scanned_value(name, value)}"
+        parts.append(("proxy.secret_in_header", f"header.{name.lower()}", text))
     return parts
 
 
@@ -287,24 +290,12 @@ def inspect_request(
     if cache is not None:
         cache.bind(scanner)
     hits, reason_items = _scan(extraction, scanner, fingerprinter, cache, policy)
-    if route.model:
-        # The model name in a Gemini path goes upstream too; a path cannot be redacted.
-        for f in scanner.scan(route.model):
-            if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
-                reason_items.append((f.code, f"{f.code} in the request path", _path_ev(f)))
-                continue
-            reason_items.append(
-                (
-                    "proxy.secret_in_path",
-                    f"{f.code} in the request path: it cannot be redacted",
-                    _path_ev(f),
-                )
-            )
+    reason_items.extend(_path_findings(route, scanner, policy))
     reason_items.extend(request_line_findings(route, line or RequestLine(), scanner, policy))
     reasons = _group(reason_items)
     # Asked even with no reasons: an invalid policy stops every request (policy.invalid).
     verdict = policy.decide(reasons)
-    common = {
+    common: dict[str, Any] = {
         "model": model,
         "stream": stream,
         "fields_scanned": extraction.scanned,
@@ -312,8 +303,22 @@ def inspect_request(
         "previous_response_id": previous,
     }
     if verdict.action.stops:
-        return Inspection(Action.BLOCK, verdict.reasons, None, **common)  # type: ignore[arg-type]
+        return Inspection(Action.BLOCK, verdict.reasons, None, **common)
+    return _redacted(extraction, body, hits, verdict, policy, maker, common)
 
+
+def _redacted(  # noqa: PLR0917 - the second half of inspect_request
+    extraction: Extraction,
+    body: dict[str, Any],
+    hits: list[_Hit],
+    verdict: Verdict,
+    policy: ProxyPolicy,
+    maker: PlaceholderMaker,
+    common: dict[str, Any],
+) -> Inspection:
+    """The request to forward with every finding the policy redacts replaced, or a block when
+    a finding cannot be redacted (the policy's per-code answer stops, or two redactions meet
+    in one string)."""
     mapping: dict[str, str] = {}
     spans: dict[int, list[Span]] = {}
     actions: dict[str, Action] = {}
@@ -324,7 +329,7 @@ def inspect_request(
         if action is Action.REDACT:
             spans.setdefault(hit.field_index, []).append(Span(hit.start, hit.end, hit.code))
         elif action.stops:  # decide() and action_for() disagree: the stricter one holds
-            return Inspection(Action.BLOCK, verdict.reasons, None, **common)  # type: ignore[arg-type]
+            return Inspection(Action.BLOCK, verdict.reasons, None, **common)
     conflicts = redaction_conflicts(extraction, list(spans))
     if conflicts:
         # A string and the payload it encodes both need a change: neither can be written
@@ -334,7 +339,7 @@ def inspect_request(
             f"findings in both the text at {conflicts[0]} and the payload it encodes",
             (Evidence(conflicts[0]),),
         )
-        return Inspection(Action.BLOCK, (*verdict.reasons, reason), None, **common)  # type: ignore[arg-type]
+        return Inspection(Action.BLOCK, (*verdict.reasons, reason), None, **common)
     new_texts = {
         i: redact_text(extraction.fields[i].text, s, maker, mapping) for i, s in spans.items()
     }
@@ -348,11 +353,14 @@ def inspect_request(
         mapping,
         bytes_out=len(out),
         would=verdict.would,
-        **common,  # type: ignore[arg-type]
+        **common,
     )
 
 
 CachedHit = tuple[str, int, int, str, str]  # code, start, end, fingerprint, preview
+# A seam finding in stream offsets, with the last seam of the merged windows that found it:
+# seam, code, start, end, fingerprint, preview.
+SeamHit = tuple[int, str, int, int, str, str]
 
 
 class ScanCache:
@@ -374,29 +382,40 @@ class ScanCache:
     answer is therefore at least the field's own scan.
     """
 
-    def __init__(self, max_entries: int = 20_000, min_chars: int = 256) -> None:
+    def __init__(
+        self, max_entries: int = 20_000, min_chars: int = 256, max_seam_entries: int = 4096
+    ) -> None:
         self.max_entries = max_entries
         self.min_chars = min_chars
+        self.max_seam_entries = max_seam_entries
         self._key = os.urandom(32)
         self._entries: OrderedDict[bytes, tuple[CachedHit, ...]] = OrderedDict()
+        self._seams: OrderedDict[bytes, tuple[SeamHit, ...]] = OrderedDict()
         self._scanner: object | None = None
         self.hits = 0
         self.misses = 0
+        self.seam_hits = 0  # requests whose earlier seams the memo answered
 
     def bind(self, scanner: object) -> None:
         """Use the cache for ``scanner``'s answers; a different scanner starts it empty."""
         if scanner is not self._scanner:
             self._entries.clear()
+            self._seams.clear()
             self._scanner = scanner
 
-    def _digest(self, text: str) -> bytes:
+    def digest(self, text: str) -> bytes:
         data = text.encode("utf-8", "surrogatepass")
         return hashlib.blake2b(data, digest_size=16, key=self._key).digest()
 
+    def key_for(self, text: str) -> bytes | None:
+        """The key of ``text``'s entry; None for texts too short to be cached."""
+        return self.digest(text) if len(text) >= self.min_chars else None
+
     def get(self, text: str) -> tuple[CachedHit, ...] | None:
-        if len(text) < self.min_chars:
-            return None
-        key = self._digest(text)
+        key = self.key_for(text)
+        return None if key is None else self.get_key(key)
+
+    def get_key(self, key: bytes) -> tuple[CachedHit, ...] | None:
         found = self._entries.get(key)
         if found is None:
             self.misses += 1
@@ -406,11 +425,34 @@ class ScanCache:
         return found
 
     def put(self, text: str, hits: tuple[CachedHit, ...]) -> None:
-        if len(text) < self.min_chars or any(h[0].startswith("engine.") for h in hits):
+        key = self.key_for(text)
+        if key is not None:
+            self.put_key(key, hits)
+
+    def put_key(self, key: bytes, hits: tuple[CachedHit, ...]) -> None:
+        if any(h[0].startswith("engine.") for h in hits):
             return
-        self._entries[self._digest(text)] = hits
+        self._entries[key] = hits
         while len(self._entries) > self.max_entries:
             self._entries.popitem(last=False)
+
+    def prefix_key(self, digests: Sequence[bytes]) -> bytes:
+        """The key of a conversation prefix: the digests of its seam-stream texts, in order."""
+        data = b"seams\0" + b"".join(digests)
+        return hashlib.blake2b(data, digest_size=16, key=self._key).digest()
+
+    def seams_get(self, key: bytes) -> tuple[SeamHit, ...] | None:
+        found = self._seams.get(key)
+        if found is not None:
+            self._seams.move_to_end(key)
+        return found
+
+    def seams_put(self, key: bytes, hits: tuple[SeamHit, ...]) -> None:
+        if any(h[1].startswith("engine.") for h in hits):
+            return
+        self._seams[key] = hits
+        while len(self._seams) > self.max_seam_entries:
+            self._seams.popitem(last=False)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -418,6 +460,20 @@ class ScanCache:
 
 def _path_ev(f: FindingLike) -> Evidence:
     return Evidence("path.model", f.preview, f.fingerprint)
+
+
+def _path_findings(
+    route: Route, scanner: ScannerLike, policy: ProxyPolicy
+) -> list[tuple[str, str, Evidence]]:
+    """The model name in a Gemini path goes upstream too; a path cannot be redacted."""
+    items: list[tuple[str, str, Evidence]] = []
+    for f in scanner.scan(route.model) if route.model else ():
+        if policy.action_for(f.code) is Action.ALLOW:  # infra.*: passes, recorded
+            items.append((f.code, f"{f.code} in the request path", _path_ev(f)))
+        else:
+            message = f"{f.code} in the request path: it cannot be redacted"
+            items.append(("proxy.secret_in_path", message, _path_ev(f)))
+    return items
 
 
 def _scan(
@@ -438,21 +494,24 @@ def _scan(
     index_of: list[int] = []
     items: list[tuple[str, str, Evidence]] = []
     located: list[_Hit] = []
+    digests: dict[int, bytes] = {}  # field index -> its cache key (texts long enough)
     pos = 0
     for i, f in enumerate(extraction.fields):
         if f.kind is FieldKind.BINARY:
-            items.append(
-                (
-                    "proxy.binary_unscanned",
-                    f"binary part at {f.path} ({len(f.text)} characters) was not scanned",
-                    Evidence(f.path, mask_preview(f.text[:64]), fingerprinter.fingerprint(f.text)),
-                )
-            )
+            ev = Evidence(f.path, mask_preview(f.text[:64]), fingerprinter.fingerprint(f.text))
+            if f.problem is not None:  # a document that could not be read: its own code
+                items.append((f.problem[0], f"{f.problem[1]} at {f.path}", ev))
+                continue
+            why = f"binary part at {f.path} ({len(f.text)} characters) was not scanned"
+            items.append(("proxy.binary_unscanned", why, ev))
             continue
-        cached = cache.get(f.text) if cache is not None else None
-        if cached is not None:
-            located.extend(_Hit(c, i, a, b, fp, pv) for c, a, b, fp, pv in cached)
-            continue
+        key = cache.key_for(f.text) if cache is not None else None
+        if key is not None:
+            digests[i] = key
+            cached = cache.get_key(key)  # type: ignore[union-attr]
+            if cached is not None:
+                located.extend(_Hit(c, i, a, b, fp, pv) for c, a, b, fp, pv in cached)
+                continue
         texts.append(f.text)
         starts.append(pos)
         lengths.append(len(f.text))
@@ -470,8 +529,9 @@ def _scan(
                 (hit.code, hit.start, hit.end, hit.fingerprint, hit.preview)
             )
         for i, found in per_field.items():
-            cache.put(extraction.fields[i].text, tuple(found))
-    located.extend(_seam_hits(extraction, scanner, cache))
+            if i in digests:
+                cache.put_key(digests[i], tuple(found))
+    located.extend(_seam_hits(extraction, scanner, cache, digests))
     hits: list[_Hit] = []
     tails: dict[int, list[tuple[int, int]]] = {}
     for hit in sorted([*located, *fresh], key=lambda h: (h.field_index, h.start)):
@@ -533,58 +593,153 @@ class _Piece:
     length: int
 
 
-def _seam_stream(extraction: Extraction) -> tuple[str, list[_Piece], list[int]]:
-    """Conversation text end to end: every text value in order, structural values and keys
-    left out, placeholder-shaped strings cut out. Also the stream offsets of every seam (a
-    field boundary or a cut placeholder)."""
-    parts: list[str] = []
+@dataclass(slots=True)
+class _Layout:
+    """Conversation text end to end, as offsets (the text itself is never joined): every
+    text value in order, structural values and keys left out, placeholder-shaped strings cut
+    out; the stream offsets of every seam (a field boundary or a cut placeholder); and, per
+    field laid in, where its text ends in the stream."""
+
+    pieces: list[_Piece]
+    seams: list[int]
+    fields: list[int]  # field indices laid in, in order
+    ends: list[int]  # stream offset where each of those fields ends
+    starts: list[int]  # stream offset of each piece (for bisect)
+
+    def text(self, extraction: Extraction, lo: int, hi: int) -> str:
+        """The stream's characters ``lo``..``hi``, read from the fields they lie in."""
+        out: list[str] = []
+        k = max(bisect.bisect_right(self.starts, lo) - 1, 0)
+        while k < len(self.pieces) and self.pieces[k].stream < hi:
+            p = self.pieces[k]
+            a = max(lo, p.stream) - p.stream + p.offset
+            b = min(hi, p.stream + p.length) - p.stream + p.offset
+            if b > a:
+                out.append(extraction.fields[p.field_index].text[a:b])
+            k += 1
+        return "".join(out)
+
+
+def _seam_layout(extraction: Extraction) -> _Layout:
     pieces: list[_Piece] = []
     seams: list[int] = []
+    fields: list[int] = []
+    ends: list[int] = []
     pos = 0
+    text_kind, structural = FieldKind.TEXT, _STRUCTURAL_KEYS
     for i, f in enumerate(extraction.fields):
-        if f.kind is not FieldKind.TEXT or f.is_key or f.number or not f.text:
+        text = f.text
+        if f.kind is not text_kind or f.is_key or f.number or not text or f.key in structural:
             continue
-        if isinstance(f.key, str) and f.key in _STRUCTURAL_KEYS:
-            continue
-        if parts:
+        if fields:
             seams.append(pos)
-        cuts = [(m.start(), m.end()) for m in PLACEHOLDER_PATTERN.finditer(f.text)]
+        fields.append(i)
+        if "[REDACTED:" not in text:  # the common case: one piece, no cut
+            pieces.append(_Piece(pos, i, 0, len(text)))
+            pos += len(text)
+            ends.append(pos)
+            continue
         start = 0
-        for lo, hi in [*cuts, (len(f.text), len(f.text))]:
+        cuts = [(m.start(), m.end()) for m in PLACEHOLDER_PATTERN.finditer(text)]
+        for lo, hi in [*cuts, (len(text), len(text))]:
             if lo > start:
                 pieces.append(_Piece(pos, i, start, lo - start))
-                parts.append(f.text[start:lo])
                 pos += lo - start
             if hi > lo:
                 seams.append(pos)
             start = hi
-    return "".join(parts), pieces, seams
+        ends.append(pos)
+    return _Layout(pieces, seams, fields, ends, [p.stream for p in pieces])
 
 
-def _seam_hits(extraction: Extraction, scanner: ScannerLike, cache: ScanCache | None) -> list[_Hit]:
+SEAM_MEMO_DEPTH = 3  # conversation prefixes remembered per request: all but the last 0..2 texts
+
+
+def _seam_hits(
+    extraction: Extraction,
+    scanner: ScannerLike,
+    cache: ScanCache | None,
+    digests: dict[int, bytes] | None = None,
+) -> list[_Hit]:
     """Findings that only exist across a seam: a secret split over adjacent fields or
     messages, or around a placeholder-shaped string. Each part is redacted where it lies.
 
-    Only windows of ``SEAM_WINDOW`` characters each side of a seam are scanned (one scan
-    call, windows joined like fields, each cached like a field), and only findings that reach
-    across a seam with text on both sides are kept: the main scan judged each field whole.
+    Only windows of ``SEAM_WINDOW`` characters each side of a seam are scanned, overlapping
+    windows merged (one scan call, the merged windows joined like fields, each cached like a
+    field), and only findings that reach across a seam with text on both sides are kept: the
+    main scan judged each field whole.
+
+    Incremental for conversation history: the seams of a prefix of the conversation seen in
+    an earlier request (the same texts in the same order, keyed by their digests) are
+    answered by the cache's seam memo, so only seams whose window reaches into text after
+    that prefix are laid out and looked at again.
     """
-    stream, pieces, seams = _seam_stream(extraction)
-    if not seams:
+    layout = _seam_layout(extraction)
+    if not layout.seams:
         return []
-    # One window per seam, not merged: a window's text stays the same when the next turn
-    # adds messages, so the cache answers for resent history.
-    windows = [(max(0, x - SEAM_WINDOW), min(len(stream), x + SEAM_WINDOW)) for x in seams]
-    texts = [stream[lo:hi] for lo, hi in windows]
-    found: list[tuple[str, int, int, str, str]] = []  # code, stream start, end, fp, preview
+    found: list[SeamHit] = []
+    settled = -1  # windows answered by the memo: those of clusters ending before this
+    keys: list[tuple[int, bytes]] = []  # (prefix end offset, memo key) to remember
+    if cache is not None:
+        known = digests or {}
+        ds = [known.get(i) or cache.digest(extraction.fields[i].text) for i in layout.fields]
+        for k in range(len(ds) - 1, max(len(ds) - 1 - SEAM_MEMO_DEPTH, -1), -1):
+            key = cache.prefix_key(ds[: k + 1])
+            got = cache.seams_get(key)
+            if got is not None:
+                found.extend(got)
+                settled = layout.ends[k]
+                cache.seam_hits += 1
+                break
+            keys.append((layout.ends[k], key))
+    clusters = [c for c in _clusters(layout) if not _settled(c[2], settled)]
+    found.extend(_cluster_hits(extraction, layout, clusters, scanner, cache))
+    if cache is not None:
+        for end, key in keys:
+            cache.seams_put(key, tuple(h for h in found if _settled(h[0], end)))
+    return _seam_pieces(layout, found)
+
+
+def _settled(last_seam: int, prefix_end: int) -> bool:
+    """True when the cluster whose last seam is ``last_seam`` lies in a conversation prefix
+    ending at ``prefix_end``, and no seam after the prefix could have joined it: its windows
+    and their findings are the same whatever follows the prefix."""
+    return last_seam + 2 * SEAM_WINDOW <= prefix_end
+
+
+def _clusters(layout: _Layout) -> list[tuple[int, int, int]]:
+    """(start, end, last seam) of each run of overlapping seam windows (``SEAM_WINDOW`` each
+    side of a seam), merged: each stretch of stream text is scanned once."""
+    total = layout.ends[-1]
+    out: list[tuple[int, int, int]] = []
+    for x in dict.fromkeys(layout.seams):
+        lo, hi = max(0, x - SEAM_WINDOW), min(total, x + SEAM_WINDOW)
+        if out and lo < out[-1][1]:
+            out[-1] = (out[-1][0], hi, x)
+        else:
+            out.append((lo, hi, x))
+    return out
+
+
+def _cluster_hits(
+    extraction: Extraction,
+    layout: _Layout,
+    clusters: list[tuple[int, int, int]],
+    scanner: ScannerLike,
+    cache: ScanCache | None,
+) -> list[SeamHit]:
+    """Findings across seams in ``clusters``: their text scanned (one call, cached per text),
+    kept when they reach across a seam with text on both sides."""
+    texts = [layout.text(extraction, lo, hi) for lo, hi, _ in clusters]
+    found: list[SeamHit] = []
     pending: list[int] = []
     for w, text in enumerate(texts):
         cached = cache.get(text) if cache is not None else None
         if cached is None:
             pending.append(w)
             continue
-        lo = windows[w][0]
-        found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in cached)
+        lo, _, tag = clusters[w]
+        found.extend((tag, c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in cached)
     if pending:
         joined = _SEPARATOR.join(texts[w] for w in pending)
         starts, pos = [], 0
@@ -598,14 +753,21 @@ def _seam_hits(extraction: Extraction, scanner: ScannerLike, cache: ScanCache | 
         for w, got in per_window.items():
             if cache is not None:
                 cache.put(texts[w], tuple(got))
-            lo = windows[w][0]
-            found.extend((c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in got)
+            lo, _, tag = clusters[w]
+            found.extend((tag, c, lo + a, lo + b, fp, pv) for c, a, b, fp, pv in got)
+    out: list[SeamHit] = []
+    for seam_hit in found:
+        at = bisect.bisect_right(layout.seams, seam_hit[2])
+        if at < len(layout.seams) and seam_hit[2] < layout.seams[at] < seam_hit[3]:
+            out.append(seam_hit)  # else inside one run: the main scan saw it
+    return out
+
+
+def _seam_pieces(layout: _Layout, found: list[SeamHit]) -> list[_Hit]:
+    """Each seam finding as hits on the fields its parts lie in."""
     out: list[_Hit] = []
-    piece_starts = [p.stream for p in pieces]
-    for code, start, end, fp, pv in dict.fromkeys(found):  # windows overlap: once each
-        at = bisect.bisect_right(seams, start)
-        if at >= len(seams) or not start < seams[at] < end:
-            continue  # inside one run: the main scan saw it
+    pieces, piece_starts = layout.pieces, layout.starts
+    for code, start, end, fp, pv in dict.fromkeys(h[1:] for h in found):  # windows overlap
         k = max(bisect.bisect_right(piece_starts, start) - 1, 0)
         while k < len(pieces) and pieces[k].stream < end:
             piece = pieces[k]
@@ -622,6 +784,7 @@ _UNMODIFIABLE_CODES: dict[FieldKind, tuple[str, str]] = {
     FieldKind.SIGNED: ("proxy.secret_in_signed_part", "inside a signature or ciphertext"),
     FieldKind.MODEL: ("proxy.secret_in_model_output", "inside the model's own signed output"),
     FieldKind.CREDENTIAL: ("proxy.credential_by_design", "in a credential the API takes"),
+    FieldKind.DOCUMENT: ("proxy.secret_in_document", "in the text of a PDF (not redactable)"),
 }
 _SERVICE_LOCAL = re.compile(
     r"(?i)(?:no-?reply|do-?not-?reply|notifications?|notify|mailer-daemon|postmaster|bounces?"
