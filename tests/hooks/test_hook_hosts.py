@@ -10,14 +10,10 @@ from hook_helpers import HOSTS, file_payload, prompt_payload, shell_payload
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.hooks.hosts import (
-    EventKind,
-    MalformedInput,
-    UnknownEvent,
-    parse_event,
-    patch_paths,
-    string_leaves,
-)
+from domestique.hooks.hosts import parse_event
+from domestique.hooks.hosts._common import string_leaves
+from domestique.hooks.hosts.codex import patch_paths
+from domestique.hooks.protocol import EventKind, MalformedInput, UnknownEvent
 
 REPO = Path("/work/repo")
 

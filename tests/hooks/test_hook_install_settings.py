@@ -13,7 +13,8 @@ import pytest
 from hook_helpers import DOMESTIQUE
 
 from domestique.hooks import jsonc
-from domestique.hooks.install import codex_hook_hash, codex_trust_entries
+from domestique.hooks.hosts.codex import hook_hash as codex_hook_hash
+from domestique.hooks.install import codex_trust_entries
 
 # Where the real Codex CLI may be cached by the end-to-end suite (absent: those tests skip).
 _CODEX_CACHE = Path.home() / ".cache" / "domestique-e2e"

@@ -25,7 +25,8 @@ from hook_helpers import (
 )
 
 from domestique.audit import AuditStore
-from domestique.hooks.judge import compose_message, is_credential_file, is_guard_file
+from domestique.hooks.messages import compose_message
+from domestique.hooks.paths import is_credential_file, is_guard_file
 from domestique.records import Action, Reason
 
 PROMPT_HOSTS = list(HOSTS)

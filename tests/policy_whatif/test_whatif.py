@@ -21,7 +21,7 @@ import pytest
 from domestique.audit import record_decision
 from domestique.cli import main
 from domestique.guard import command_record, judge_command
-from domestique.hooks.judge import Judge
+from domestique.hooks.decide import Judge
 from domestique.policy import load_policy
 from domestique.records import Actor, Subject
 
