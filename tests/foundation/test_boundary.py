@@ -170,3 +170,17 @@ def test_decide_and_record_monitor_mode_failure_is_enforced() -> None:
     out = decide_and_record(lambda: monitored, build, lambda _r: None)
     assert out.action is Action.DENY
     assert out.enforced
+
+
+def test_an_append_that_returns_the_stored_record_hands_back_that_decision() -> None:
+    """``append`` may return the record as stored (masked) or turned into a stop: that is the
+    decision enforced; a returned record that would weaken the decision is ignored."""
+    record = make_record(action=Action.ALLOW)
+    stopped = dataclasses.replace(record, action=Action.DENY, reasons=(Reason("audit.x", "m"),))
+    assert record_or_deny(lambda r: stopped, record) is stopped
+    masked = dataclasses.replace(record, object={"command": "masked"})
+    assert decide_and_record(lambda: Verdict(Action.ALLOW), lambda v: record, lambda r: masked) is (
+        masked
+    )
+    denied = make_record(action=Action.DENY)
+    assert record_or_deny(lambda r: record, denied) is denied  # an allow never replaces a deny

@@ -261,15 +261,14 @@ class Judge:
             would_action=would,
         )
 
-    def _append(self, record: DecisionRecord) -> None:
+    def _append(self, record: DecisionRecord) -> DecisionRecord:
         """Store ``record`` with its ancestry's command lines masked (``claude -p "my key is
-        …"``), through the audit's own last masking gate; raises when it cannot, and the
-        boundary turns the decision into a deny with ``audit.write_failed``."""
-        from domestique.audit import store_for
-        from domestique.audit._mask import mask_record
+        …"``); the decision to enforce comes back (a deny with ``audit.write_failed`` when it
+        could not be masked or written)."""
+        from domestique.audit import record_decision
 
         record = dataclasses.replace(record, subject=Masker(self.scanner).subject(record.subject))
-        store_for(self.home).append(mask_record(record, self.home))
+        return record_decision(record, home=self.home, stop=Action.DENY)
 
     def subject(
         self, host: str, session_id: str | None, pid: int | None, env: Mapping[str, str] | None
