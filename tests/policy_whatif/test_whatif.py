@@ -7,6 +7,7 @@ The log is a real SQLite store written through the real paths: the guard's ``jud
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -197,9 +198,17 @@ def test_loosening_counts_deny_to_allow(
 def test_context_not_recorded_is_not_redecidable(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A rule on hosts cannot be judged for a hook's shell command (its hosts are not stored):
-    that record is counted as not re-decidable; the guard's record (hosts stored) is judged."""
+    """A rule on hosts cannot be judged for a hook shell record from before hooks recorded the
+    command's hosts: that record is counted as not re-decidable; the guard's and today's hook
+    records (hosts stored) are judged."""
     s = seed(home, tmp_path)
+    from domestique.audit import store_for
+    from domestique.records import new_record_id
+
+    stored = next(r for r in store_for(home).records() if r.id == s.ids["hook_shell"])
+    old_obj = {k: v for k, v in stored.object.items() if k != "hosts"}
+    legacy = dataclasses.replace(stored, id=new_record_id(), object=old_obj)
+    legacy_id = record_decision(legacy, home=home).id
     cand = _candidate(
         tmp_path,
         'version = 1\n[[rules]]\nid = "co-deny-remote-containers"\n'
@@ -211,8 +220,8 @@ def test_context_not_recorded_is_not_redecidable(
     reasons = {r["reason"]: r for r in report["not_redecidable"]["reasons"]}
     why = f"hosts not recorded, and rule co-deny-remote-containers ({cand}:2) looks at hosts"
     assert reasons[why]["count"] == 1
-    assert reasons[why]["examples"] == [s.ids["hook_shell"]]
-    assert report["redecided"] == 6
+    assert reasons[why]["examples"] == [legacy_id]
+    assert report["redecided"] == 7
 
 
 def test_policy_changed_since_is_not_redecidable(

@@ -114,6 +114,7 @@ def _shell(
     )
     obj["command"] = judgement.masked_command
     obj["unfolded"] = list(judgement.unfolded)
+    obj["hosts"] = list(judgement.hosts)  # part of the context: explain and whatif re-decide in it
     return judgement.verdict, obj
 
 
