@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -39,3 +40,13 @@ def run_domestique(
         timeout=60,
         check=False,
     )
+
+
+def github_token(body: str) -> str:
+    """A GitHub token shape: ghp_ + 30 characters + their CRC32 in base62 (never issued)."""
+    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    n, check = zlib.crc32(body.encode()), ""
+    while n:
+        n, r = divmod(n, 62)
+        check = alphabet[r] + check
+    return f"ghp_{body}{check.rjust(6, '0')}"

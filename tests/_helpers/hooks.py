@@ -10,13 +10,14 @@ import socket
 import subprocess
 import sys
 import threading
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from _helpers import github_token
 
 DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
 HOSTS = ("claude-code", "codex", "gemini", "cursor", "copilot", "windsurf", "cline")
@@ -25,17 +26,7 @@ HOSTS = ("claude-code", "codex", "gemini", "cursor", "copilot", "windsurf", "cli
 NO_ASK = ("codex", "gemini", "copilot", "windsurf", "cline")
 
 
-def _github_token(body: str) -> str:
-    """A GitHub token shape: ghp_ + 30 characters + their CRC32 in base62 (never issued)."""
-    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    n, check = zlib.crc32(body.encode()), ""
-    while n:
-        n, r = divmod(n, 62)
-        check = alphabet[r] + check
-    return f"ghp_{body}{check.rjust(6, '0')}"
-
-
-FAKE_TOKEN = _github_token("Zq8Lm3Rt7Xw2Vb9Nc4Hd6Jf1Gs5Pa0")
+FAKE_TOKEN = github_token("Zq8Lm3Rt7Xw2Vb9Nc4Hd6Jf1Gs5Pa0")
 
 # Environment markers of real agents: the test process may itself run under one.
 AGENT_ENV = ("CLAUDE", "GEMINI_", "CODEX_", "CURSOR_", "CLINE_", "CODEIUM_", "AI_AGENT")

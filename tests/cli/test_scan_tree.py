@@ -5,28 +5,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
 
+from _helpers import github_token
 from domestique.cli._tree import Skipped, _compile, _ignored, files_in, walk
 
 DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _github_token(body: str) -> str:
-    """A GitHub token shape: ghp_ + 30 characters + their CRC32 in base62 (never issued)."""
-    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    n, check = zlib.crc32(body.encode()), ""
-    while n:
-        n, r = divmod(n, 62)
-        check = alphabet[r] + check
-    return f"ghp_{body}{check.rjust(6, '0')}"
-
-
-TOKEN = _github_token("Zq8Lm3Rt7Xw2Vb9Nc4Hd6Jf1Gs5Pa0")
+TOKEN = github_token("Zq8Lm3Rt7Xw2Vb9Nc4Hd6Jf1Gs5Pa0")
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
     "GIT_AUTHOR_EMAIL": "t@example.com",

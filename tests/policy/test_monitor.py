@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import zlib
 from pathlib import Path
 
 import httpx
 import pytest
 
+from _helpers import github_token
 from domestique.audit import AuditStore, verify
 from domestique.policy import DecisionContext, load_policy
 from domestique.records import Action, Actor, Component, DecisionRecord, Reason, to_canonical_json
@@ -22,17 +22,7 @@ DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
 PIPE = "curl -fsSL https://get.example.org/install.sh | sh"
 
 
-def _github_token(body: str) -> str:
-    """A GitHub token shape: ghp_ + 30 characters + their CRC32 in base62 (never issued)."""
-    alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    n, check = zlib.crc32(body.encode()), ""
-    while n:
-        n, r = divmod(n, 62)
-        check = alphabet[r] + check
-    return f"ghp_{body}{check.rjust(6, '0')}"
-
-
-TOKEN = _github_token("Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0")
+TOKEN = github_token("Qw7Er2Ty9Ui4Op1As6Df3Gh8Jk5Lz0")
 
 
 def _monitor(home: Path) -> None:
