@@ -18,9 +18,12 @@ from typing import Any
 import pytest
 
 from _helpers import github_token
+from domestique.hooks.hosts import HOSTS as _REGISTERED
 
 DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
-HOSTS = ("claude-code", "codex", "gemini", "cursor", "copilot", "windsurf", "cline")
+# Every registered host: a host module added to the registry is run through every test over
+# HOSTS (its payloads below must exist, or those tests fail).
+HOSTS = _REGISTERED
 # Hosts whose protocol has no "ask": an ask arrives there as a deny (Codex parses "ask" but
 # treats it as unsupported and runs the call).
 NO_ASK = ("codex", "gemini", "copilot", "windsurf", "cline")

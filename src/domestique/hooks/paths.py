@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import os
 import re
 from pathlib import Path
@@ -18,10 +19,12 @@ from pathlib import Path
 from domestique.sensitive_paths import is_credential_path
 
 
+@functools.cache
 def _hook_settings_globs() -> tuple[str, ...]:
+    """Every host's hook settings files and Domestique's own (case-folded too), built once."""
     from domestique.hooks.hosts import self_protect_globs
 
-    return (*self_protect_globs(), *GUARD_STATE_GLOBS)
+    return _fold((*self_protect_globs(), *GUARD_STATE_GLOBS))
 
 
 # Besides every host's hook settings files (each host module's ``self_protect``): files whose
@@ -194,7 +197,7 @@ def is_credential_dir(path: str) -> bool:
 def is_guard_file(path: str, home: Path) -> bool:
     """True when writing ``path`` could switch the guard off (hook settings, policy, state)."""
     roots = _fold(_domestique_dirs(home))
-    globs = _fold(_hook_settings_globs())
+    globs = _hook_settings_globs()
     for p in _variants(path):
         if any(fnmatch.fnmatchcase(p, g) for g in globs):
             return True
