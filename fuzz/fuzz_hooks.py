@@ -19,9 +19,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from domestique.hooks.entry import HOSTS
-from domestique.hooks.hosts import MalformedInput, UnknownEvent, parse_event
-from domestique.hooks.judge import Judge
+from domestique.hooks.decide import Judge
+from domestique.hooks.hosts import HOSTS, parse_event
+from domestique.hooks.protocol import MalformedInput, UnknownEvent
 
 from ._harness import Target, mutated
 

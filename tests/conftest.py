@@ -1,6 +1,12 @@
-"""Shared fixtures: a private DOMESTIQUE_HOME (`home`) and a clean child environment (`env`).
+"""Shared fixtures and the ``slow`` marker.
 
-A test folder or module that defines its own `home` or `env` uses that one instead.
+Fixtures: a private DOMESTIQUE_HOME (``home``), a clean child environment (``env``), and the
+hook fixtures (``hook_env``, ``repo``, ``daemon``: :mod:`_helpers.hooks`). A test folder or
+module that defines its own fixture of one of these names uses that one instead.
+
+``slow``: a test that starts real processes. Every test asking for ``hook_env``, ``daemon`` or
+the child environment ``env`` is marked so here; other process-starting tests carry the mark
+themselves. ``pytest -m "not slow and not e2e"`` is the fast inner loop.
 """
 
 from __future__ import annotations
@@ -10,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-# Environment markers of real agents: the test process may itself run under one.
-_AGENT_ENV = ("CLAUDE", "GEMINI_", "CODEX_", "CURSOR_", "CLINE_", "CODEIUM_", "AI_AGENT")
+from _helpers.hooks import AGENT_ENV, daemon, hook_env, repo
+
+__all__ = ["daemon", "env", "home", "hook_env", "repo"]
 
 
 @pytest.fixture
@@ -26,7 +33,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment for child processes: private HOME and DOMESTIQUE_HOME, daemon off."""
-    out = {k: v for k, v in os.environ.items() if not k.startswith(_AGENT_ENV)}
+    out = {k: v for k, v in os.environ.items() if not k.startswith(AGENT_ENV)}
     user_home = tmp_path / "user"
     user_home.mkdir()
     out.update(
@@ -36,3 +43,18 @@ def env(tmp_path: Path, home: Path) -> dict[str, str]:
         XDG_STATE_HOME=str(tmp_path / "xdg"),
     )
     return out
+
+
+def _starts_processes(item: pytest.Item) -> bool:
+    names = set(getattr(item, "fixturenames", ()))
+    if names & {"hook_env", "daemon"}:
+        return True
+    # The root ``env`` is for child processes; a module's own ``env`` may be anything.
+    module = getattr(item, "module", None)
+    return "env" in names and not hasattr(module, "env")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _starts_processes(item):
+            item.add_marker(pytest.mark.slow)

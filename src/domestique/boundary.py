@@ -138,15 +138,21 @@ def record_or_deny(
 
     The returned record is the decision that must be enforced. When the write failed, the
     returned record carries ``audit.write_failed`` (and is not itself stored: the store failed).
+    An ``append`` that returns a :class:`DecisionRecord` (:func:`domestique.audit.
+    record_decision`: the record as masked and stored, or turned into ``stop`` when it could not
+    be) hands back the decision to enforce; it is taken when its action is ``record``'s own or
+    ``stop``, never when it would weaken the decision.
     """
     action = stop_action(stop)
     try:
-        append(record)
+        stored = append(record)
     except BaseException as exc:  # noqa: BLE001 - an unrecorded decision must not allow
         reason = error_reason(exc, "audit.write_failed")
         return dataclasses.replace(
             record, action=action, reasons=(*record.reasons, reason), would_action=None
         )
+    if isinstance(stored, DecisionRecord) and stored.action in (record.action, action):
+        return stored
     return record
 
 

@@ -2,7 +2,7 @@
 
 The same file must get the same decision whichever tool reads it: ``cat .env`` through the
 shell (judged by :mod:`domestique.guard`) and the host's own Read tool (judged by
-:mod:`domestique.hooks.judge`) both ask :func:`is_credential_path`, which is the guard's
+:mod:`domestique.hooks.paths`) both ask :func:`is_credential_path`, which is the guard's
 ``CREDENTIAL_FILES`` expression; the entries below are written into that expression, so they
 are defined once, here.
 """

@@ -80,7 +80,7 @@ def test_jsonl_findings_exit_one(home: Path) -> None:
 
 def test_errors_exit_two(home: Path, tmp_path: Path) -> None:
     """A missing file, a bad flag and an invalid policy all exit 2, never 0. (A directory is
-    walked now: tests/rollout/test_scan_tree.py.)"""
+    walked now: tests/cli/test_scan_tree.py.)"""
     assert run(home, str(tmp_path / "missing.txt")).returncode == 2
     assert run(home, "--json", "--jsonl", "-").returncode == 2
     bad = tmp_path / "bad.toml"

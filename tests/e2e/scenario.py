@@ -35,8 +35,7 @@ from pathlib import Path
 
 if __package__:
     from . import standin
-else:  # run as a script: its own folder is the import root
-    sys.path.insert(0, str(Path(__file__).parent))
+else:  # run as a script: its own folder is first on the import path
     import standin  # type: ignore[no-redef,import-not-found]
 
 PROXY_START_S = 30.0

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
-
-from hook_helpers import (
+from _helpers.hooks import (
     DOMESTIQUE,
     FAKE_TOKEN,
     daemon,
@@ -151,7 +148,7 @@ def test_cursor_ask_is_enforced_in_auto_review(hook_env: dict[str, str], repo: P
     """Escape: Domestique answers Cursor with ``ask`` for commands policy puts to the person
     (here ``sudo``); in Auto-review mode Cursor is reported to run them without asking, while
     ``deny`` is enforced. Closing it means answering Cursor's asks with deny."""
-    from hook_helpers import shell_payload
+    from _helpers.hooks import shell_payload
 
     r = run_hook("cursor", shell_payload("cursor", "sudo apt-get update", repo), hook_env, repo)
     assert decision("cursor", r) == "deny"

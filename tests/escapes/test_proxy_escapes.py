@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import codecs
 import json
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,6 @@ from domestique.proxy.pipeline import Inspection, inspect_request
 from domestique.proxy.routes import Refusal, Route, classify
 from domestique.records import Action, Component, Reason, Verdict
 from domestique.redact import PlaceholderMaker
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the proxy test helpers
-
 from proxy.upstream import run_asgi, run_upstream
 
 KEY_ID = "AKIAZ3MHQX7B2LKWP4RN"  # made-up AWS access key id (the detectors know the format)

@@ -4,17 +4,11 @@ them for longer; the invariants are in each harness's docstring."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from fuzz._harness import run, seeds  # noqa: E402 - the repository root is put on the path first
-from fuzz.run import TARGETS, target  # noqa: E402
+from fuzz._harness import run, seeds  # the repository root is on the path (pytest pythonpath)
+from fuzz.run import TARGETS, target
 
 SECONDS = 0.4
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from domestique.cli._args import Parser, UsageError
-from domestique.records import Action, Actor, DecisionRecord, Reason, Subject
+from domestique.records import Action, Actor, DecisionRecord, Reason, Subject, Verdict
 
 if TYPE_CHECKING:
     from domestique.policy import EffectivePolicy
@@ -70,14 +70,30 @@ def _judge_and_record(
     actor: Actor,
     cwd: str | None,
 ) -> DecisionRecord:
+    """Judge ``command``, record the decision and return the one to enforce, through the one
+    boundary (:func:`domestique.boundary.decide_and_record`): a crash while judging or building
+    the record, or a record that cannot be stored, is a deny."""
     from domestique.audit import record_decision
-    from domestique.guard import command_record, judge_command
+    from domestique.boundary import decide_and_record
+    from domestique.guard import CommandJudgement, command_record, judge_command
 
-    judgement = judge_command(command, policy=policy, actor=actor, cwd=cwd, agent=subject.agent)
-    record = command_record(
-        judgement, policy=policy, subject=dataclasses.replace(subject, actor=actor), cwd=cwd
-    )
-    return record_decision(record, stop=Action.DENY)
+    judged: list[CommandJudgement] = []
+
+    def judge() -> Verdict:
+        judged.append(
+            judge_command(command, policy=policy, actor=actor, cwd=cwd, agent=subject.agent)
+        )
+        return judged[-1].verdict
+
+    def build(verdict: Verdict) -> DecisionRecord:
+        # A judge that failed left no judgement: the record names no command (it could hold a
+        # secret the guard never masked), only the stop and its reason.
+        base = judged[-1] if judged else CommandJudgement(verdict, unfolded=(), masked_command="")
+        judgement = dataclasses.replace(base, verdict=verdict)
+        who = dataclasses.replace(subject, actor=actor)
+        return command_record(judgement, policy=policy, subject=who, cwd=cwd)
+
+    return decide_and_record(judge, build, lambda r: record_decision(r, stop=Action.DENY))
 
 
 def _short(reasons: Sequence[Reason]) -> list[dict[str, str]]:

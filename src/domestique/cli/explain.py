@@ -24,6 +24,7 @@ from typing import Any
 from domestique.cli._args import Parser, UsageError
 from domestique.policy import DecisionContext, EffectivePolicy, load_policy
 from domestique.policy._allow import SCOPE_HELP, AllowPlan, plan_allow, render_rule
+from domestique.policy._whatif import record_context
 from domestique.records import Action, Actor, Component, Reason
 
 _RECORD_ID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -136,25 +137,17 @@ def record_target(data: dict[str, Any]) -> Judged:
         raise ExplainError(f"record cannot be read ({type(exc).__name__})") from None
     obj = record.object
     component = record.component
-    hosts = _strings(obj.get("hosts"))
-    upstream = obj.get("upstream_host")
-    if component is Component.PROXY and isinstance(upstream, str) and upstream:
-        hosts = (upstream,)
     cwd = _string(obj.get("cwd"))
     command = _string(obj.get("command"))
     secret = any(r.code.startswith(_SENSITIVE_PREFIXES) for r in record.reasons)
-    tool = _string(obj.get("tool"))
-    ctx = DecisionContext(
-        # Shell commands in hooks are judged as the guard judges them.
-        Component.GUARD if component is Component.HOOK and command is not None else component,
-        # A hook always judges for the agent, whatever the hook process's own ancestry says.
-        Actor.AGENT if component is Component.HOOK else record.subject.actor,
-        agent=record.subject.agent,
-        tool=tool,
-        hosts=hosts,
-        paths=_strings(obj.get("paths")),
-        project=cwd,
-        command=None if secret else command,
+    # The context the component decided in, rebuilt as `policy whatif` rebuilds it.
+    ctx = record_context(
+        component,
+        record.subject.actor,
+        record.subject.agent,
+        obj,
+        # Stored masked (a preview in it): not the line judged, as `policy whatif` reads it.
+        command=None if secret or (command is not None and "…" in command) else command,
     )
     if command is not None:
         shown = str(command)

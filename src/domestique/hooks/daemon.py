@@ -10,7 +10,7 @@ Safety:
 - the socket lives in ``DOMESTIQUE_HOME`` (mode 0700) with mode 0600, and every connection's peer
   is checked with ``SO_PEERCRED`` (Linux): another user's process is refused without an answer;
 - one daemon per home (an ``flock`` on ``hookd.lock``); it exits after ``IDLE_TIMEOUT_S``;
-- every request is decided by :class:`domestique.hooks.judge.Judge` inside a deny-on-exception
+- every request is decided by :class:`domestique.hooks.decide.Judge` inside a deny-on-exception
   boundary; a request that cannot be read gets a deny reply, never an allow;
 - the hook never depends on the daemon: absent, wedged (client timeout) or garbled ⇒ the hook
   decides in-process.
@@ -30,8 +30,9 @@ import struct
 import sys
 from pathlib import Path
 
-from domestique.hooks.entry import Reply, fail_closed_reply, socket_path
-from domestique.hooks.judge import Judge
+from domestique.hooks.decide import Judge
+from domestique.hooks.entry import fail_closed_reply, socket_path
+from domestique.hooks.protocol import Reply
 from domestique.keys import domestique_home, ensure_private_dir
 
 IDLE_TIMEOUT_S = 30 * 60

@@ -11,7 +11,7 @@ The hook command is ``/abs/path/domestique hook HOST``: the ``domestique`` comma
 environment that has Domestique installed (the one on ``PATH`` when it is the same file, e.g.
 pipx's or uv's link, which survives upgrades). A console script puts its own folder, not the
 project, first on ``sys.path``. Where a host does not block by itself when a hook command cannot
-start, the entry ends with a short fallback that blocks (:data:`MISSING_FALLBACK`; the per-host
+start, the entry ends with a short fallback that blocks (``Settings.missing_fallback``; the per-host
 behaviour is in docs/agents.md). ``--python PATH`` must import Domestique and have the
 command, or the install is refused. Uninstall removes exactly Domestique's entries (the older
 inline ``python -c`` entries too); when nothing else changed since the install, the backup is
@@ -32,37 +32,28 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from domestique.hooks import jsonc, settings_doc
-from domestique.hooks.entry import HOSTS
+from domestique.hooks.hosts import HOSTS, get
+from domestique.hooks.hosts.codex import EVENT_LABELS as CODEX_EVENT_LABELS
+from domestique.hooks.hosts.codex import codex_home, hook_hash
+from domestique.hooks.protocol import Setting, Settings
 
 MARK = "domestique.hooks.entry"  # how an entry is recognised as Domestique's
 HOOK_NAME_MARK = "domestique-hook"  # the launcher's name: also Domestique's
-TIMEOUT_S = 10
-CLINE_MARK = "# domestique hook (installed by `domestique install cline`)"
+
+
+def script_mark(host: str) -> str:
+    """The line that marks a hook script (the "scripts" layout, Cline's) as Domestique's."""
+    return f"# domestique hook (installed by `domestique install {host}`)"
 
 
 class InstallError(ValueError):
     """The settings file cannot be changed safely (unparsable, not ours, …)."""
 
-
-# How a command that cannot start (Domestique uninstalled, moved) is made to block where the
-# host would otherwise run the tool. Claude Code (``onFailure: "block"``), Cursor
-# (``failClosed: true``) and Cline (any non-zero exit cancels) block by themselves.
-DENY_JSON = (
-    '{"permissionDecision":"deny","permissionDecisionReason":'
-    '"Domestique cannot start; run domestique doctor"}'
-)
-MISSING_FALLBACK: dict[str, str] = {
-    "codex": "exit 2",  # exit 2 blocks; any other failure lets the tool run
-    "gemini": "exit 2",
-    "windsurf": "exit 2",
-    "copilot": f"echo '{DENY_JSON}'",  # only a JSON deny is processed
-}
 
 # An entry is Domestique's when it runs ``… domestique hook HOST`` (or is an older inline entry).
 _HOOK_RE = re.compile(r"domestique'?\s+hook\s+(" + "|".join(map(re.escape, HOSTS)) + r")\b")
@@ -131,7 +122,9 @@ def hook_command(host: str, python: str | None = None, *, portable: bool = False
     """
     script = "domestique" if portable and python is None else console_script(python)
     command = f"{shlex.quote(script)} hook {host}"
-    fallback = MISSING_FALLBACK.get(host)
+    # Where the host does not block by itself when the command cannot start (Domestique
+    # uninstalled, moved), the entry ends with what blocks there (exit 2, or Copilot's JSON deny).
+    fallback = get(host).settings.missing_fallback
     return f"{command} || {fallback}" if fallback else command
 
 
@@ -158,119 +151,9 @@ def project_root(start: Path | None = None) -> Path:
     return here
 
 
-@dataclass(frozen=True, slots=True)
-class HostSettings:
-    """Where a host keeps its hooks and how Domestique's entries look there."""
-
-    host: str
-    user_file: Callable[[Path], Path]  # home directory → settings file
-    project_file: Callable[[Path], Path]  # repository root → settings file
-    build: Callable[[str], dict[str, list[dict[str, Any]]]]  # command → {event: entries}
-    grouped: bool  # entries are matcher groups with an inner "hooks" list (Claude style)
-    fail_closed: str  # how a crash or timeout of the hook ends on this host (for doctor)
-
-
-def _claude_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": command, "timeout": TIMEOUT_S, "onFailure": "block"}
-    return {
-        "PreToolUse": [{"matcher": "*", "hooks": [dict(handler)]}],
-        "UserPromptSubmit": [{"hooks": [dict(handler)]}],
-    }
-
-
-def _codex_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": command, "timeout": TIMEOUT_S}
-    return {
-        "PreToolUse": [{"hooks": [dict(handler)]}],
-        "UserPromptSubmit": [{"hooks": [dict(handler)]}],
-    }
-
-
-def _gemini_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "command": command, "name": "domestique", "timeout": 10_000}
-    return {
-        "BeforeTool": [{"matcher": ".*", "hooks": [dict(handler)]}],
-        "BeforeAgent": [{"hooks": [dict(handler)]}],
-    }
-
-
-def _cursor_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    handler = {"command": command, "timeout": TIMEOUT_S, "failClosed": True}
-    events = ("beforeShellExecution", "beforeReadFile", "beforeSubmitPrompt", "beforeMCPExecution")
-    return {e: [dict(handler)] for e in events}
-
-
-def _copilot_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    handler = {"type": "command", "bash": command, "timeoutSec": TIMEOUT_S}
-    return {"preToolUse": [dict(handler)], "userPromptSubmitted": [dict(handler)]}
-
-
-def _windsurf_entries(command: str) -> dict[str, list[dict[str, Any]]]:
-    handler = {"command": command, "show_output": True}
-    events = ("pre_run_command", "pre_read_code", "pre_write_code", "pre_mcp_tool_use")
-    return {e: [dict(handler)] for e in (*events, "pre_user_prompt")}
-
-
-CLINE_EVENTS = ("PreToolUse", "UserPromptSubmit")
-
-SETTINGS: dict[str, HostSettings] = {
-    "claude-code": HostSettings(
-        "claude-code",
-        lambda h: h / ".claude" / "settings.json",
-        lambda r: r / ".claude" / "settings.json",
-        _claude_entries,
-        grouped=True,
-        fail_closed='onFailure: "block" (Claude Code 2.1.295+); older versions fail open',
-    ),
-    "codex": HostSettings(
-        "codex",
-        lambda h: codex_home() / "hooks.json",
-        lambda r: r / ".codex" / "hooks.json",
-        _codex_entries,
-        grouped=True,
-        fail_closed="no switch: a crashed or timed-out hook does not block",
-    ),
-    "gemini": HostSettings(
-        "gemini",
-        lambda h: h / ".gemini" / "settings.json",
-        lambda r: r / ".gemini" / "settings.json",
-        _gemini_entries,
-        grouped=True,
-        fail_closed="no switch: exit codes other than 2 only warn",
-    ),
-    "cursor": HostSettings(
-        "cursor",
-        lambda h: h / ".cursor" / "hooks.json",
-        lambda r: r / ".cursor" / "hooks.json",
-        _cursor_entries,
-        grouped=False,
-        fail_closed="failClosed: true",
-    ),
-    "copilot": HostSettings(
-        "copilot",
-        lambda h: h / ".copilot" / "hooks" / "domestique.json",
-        lambda r: r / ".github" / "hooks" / "domestique.json",
-        _copilot_entries,
-        grouped=False,
-        fail_closed="no switch: only a JSON deny blocks",
-    ),
-    "windsurf": HostSettings(
-        "windsurf",
-        lambda h: h / ".codeium" / "windsurf" / "hooks.json",
-        lambda r: r / ".windsurf" / "hooks.json",
-        _windsurf_entries,
-        grouped=False,
-        fail_closed="no switch: only exit code 2 blocks",
-    ),
-    "cline": HostSettings(
-        "cline",
-        lambda h: h / "Documents" / "Cline" / "Rules" / "Hooks",
-        lambda r: r / ".clinerules" / "hooks",
-        lambda c: {},
-        grouped=False,
-        fail_closed="built in: a non-zero exit, invalid JSON or a timeout blocks",
-    ),
-}
+def settings_of(host: str) -> Settings:
+    """Where ``host`` keeps its hooks and how Domestique's entries look there."""
+    return get(host).settings
 
 
 # --- hook entries in a JSON settings file (edited in place) -----------------------------------
@@ -325,14 +208,14 @@ def strip_entries(text: str, grouped: bool) -> str:
     return text
 
 
-def add_entries(text: str, settings: HostSettings, command: str) -> str:
+def add_entries(text: str, settings: Settings, command: str) -> str:
     """``text`` with exactly one copy of Domestique's entries (any older copy replaced)."""
     text = strip_entries(text, settings.grouped)
     doc = jsonc.loads(text) if text.strip() else {}
     hooks = doc.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallError("'hooks' is not an object")
-    for event, entries in settings.build(command).items():
+    for event, entries in settings.entries(command).items():
         if not isinstance(hooks.get(event, []), list):
             raise InstallError(f"hooks.{event} is not a list")
         for entry in entries:
@@ -341,15 +224,6 @@ def add_entries(text: str, settings: HostSettings, command: str) -> str:
 
 
 # --- settings besides the hook entries ----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Setting:
-    """One value the installer sets in a host's settings file (and puts back on uninstall)."""
-
-    path: tuple[str, ...]
-    value: Any
-    only_if_absent: bool = False  # a default the file may already define its own way
 
 
 def _manifest_path(host: str, path: Path) -> Path:
@@ -518,9 +392,12 @@ def _comparable(doc: Any) -> Any:
 
 
 def _empty(doc: dict[str, Any], host: str) -> bool:
+    """Nothing left but what the install itself put there (a format marker like ``version``)."""
     rest = _comparable(doc)
-    if host in ("cursor", "copilot") and rest.get("version") == 1:
-        rest = {k: v for k, v in rest.items() if k != "version"}
+    for marker in settings_of(host).base:
+        (key, *deeper) = marker.path
+        if marker.only_if_absent and not deeper and rest.get(key) == marker.value:
+            rest = {k: v for k, v in rest.items() if k != key}
     return not rest
 
 
@@ -561,7 +438,7 @@ def plan_settings_file(
 def plan_json(
     host: str, path: Path, command: str, *, install: bool, settings: list[Setting] | None = None
 ) -> Change:
-    host_settings = SETTINGS[host]
+    host_settings = settings_of(host)
     old = _read_text(path)
     text = old or ""
     settings_doc.load("json", text, path)  # refuse a file that does not parse, before anything
@@ -583,17 +460,15 @@ def plan_json(
 
 def _base_settings(host: str) -> list[Setting]:
     """What the host needs besides the entries for the hooks to run."""
-    if host in ("cursor", "copilot"):
-        return [Setting(("version",), 1, only_if_absent=True)]
-    if host == "gemini":
-        return [Setting(("tools", "enableHooks"), True)]
-    return []
+    return list(settings_of(host).base)
 
 
-def plan_cline(directory: Path, command: str, *, install: bool) -> list[Change]:
+def plan_scripts(host: str, directory: Path, command: str, *, install: bool) -> list[Change]:
+    """The "scripts" layout (Cline): one executable per event in ``directory``."""
     changes = []
-    script = f"#!/bin/sh\n{CLINE_MARK}\nexec {command}\n"
-    for name in CLINE_EVENTS:
+    mark = script_mark(host)
+    script = f"#!/bin/sh\n{mark}\nexec {command}\n"
+    for name in settings_of(host).script_events:
         path = directory / name
         try:
             old: str | None = path.read_text(encoding="utf-8")
@@ -601,9 +476,9 @@ def plan_cline(directory: Path, command: str, *, install: bool) -> list[Change]:
             old = None
         except UnicodeDecodeError as exc:
             raise InstallError(f"{path} exists and is not Domestique's; left unchanged") from exc
-        if old is not None and CLINE_MARK not in old:
+        if old is not None and mark not in old:
             raise InstallError(
-                f"{path} exists and is not Domestique's: Cline runs one hook per name; "
+                f"{path} exists and is not Domestique's: {host} runs one hook per name; "
                 "merge it by hand (call the Domestique hook from it) and re-run"
             )
         changes.append(Change(path, old, script if install else None))
@@ -618,7 +493,7 @@ def apply(host: str, change: Change) -> Path | None:
         if change.new is None:
             change.path.unlink(missing_ok=True)
         else:
-            executable = host == "cline"
+            executable = settings_of(host).layout == "scripts"
             mode = 0o755 if executable else None
             if not executable and change.path.exists():
                 mode = change.path.stat().st_mode & 0o777
@@ -636,43 +511,11 @@ def apply(host: str, change: Change) -> Path | None:
 
 
 def target(host: str, *, project: bool) -> Path:
-    settings = SETTINGS[host]
+    settings = settings_of(host)
     return settings.project_file(project_root()) if project else settings.user_file(Path.home())
 
 
 # --- Codex: hooks run only once trusted in config.toml --------------------------------------
-
-CODEX_EVENT_LABELS = {"PreToolUse": "pre_tool_use", "UserPromptSubmit": "user_prompt_submit"}
-CODEX_DEFAULT_TIMEOUT_S = 600
-
-
-def codex_home() -> Path:
-    """``$CODEX_HOME``, else ``~/.codex`` (where Codex keeps config.toml and hooks.json)."""
-    value = os.environ.get("CODEX_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".codex"
-
-
-def codex_hook_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
-    """The ``trusted_hash`` Codex computes for one command handler of ``hooks.json``.
-
-    Codex (0.129+, checked against 0.171.0's own ``hooks/list``) hashes a normalised identity:
-    the event's snake_case label, the matcher (none for UserPromptSubmit), and the handler with
-    ``timeout`` filled in (600 s by default) and ``async`` as a boolean, unset fields left out;
-    then sha256 over the key-sorted, compact JSON.
-    """
-    normal: dict[str, Any] = {
-        "type": "command",
-        "command": handler.get("command"),
-        "timeout": max(1, int(handler.get("timeout", CODEX_DEFAULT_TIMEOUT_S))),
-        "async": bool(handler.get("async", False)),
-    }
-    if isinstance(handler.get("statusMessage"), str):
-        normal["statusMessage"] = handler["statusMessage"]
-    identity: dict[str, Any] = {"event_name": CODEX_EVENT_LABELS[event], "hooks": [normal]}
-    if matcher is not None and event != "UserPromptSubmit":
-        identity["matcher"] = matcher
-    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def codex_trust_entries(hooks_path: Path, doc: Any) -> dict[str, str]:
@@ -693,7 +536,7 @@ def codex_trust_entries(hooks_path: Path, doc: Any) -> dict[str, str]:
             for h, handler in enumerate(inner):
                 if isinstance(handler, dict) and _is_ours(handler):
                     key = f"{hooks_path}:{label}:{g}:{h}"
-                    out[key] = codex_hook_hash(event, matcher, handler)
+                    out[key] = hook_hash(event, matcher, handler)
     return out
 
 
@@ -707,11 +550,7 @@ def codex_config_settings(hooks_path: Path, hooks_doc: Any) -> list[Setting]:
 
 # --- --proxy: every model request through the firewall --------------------------------------
 
-PROXY_HOSTS = ("claude-code", "codex", "gemini")
-CODEX_PROVIDER = "domestique"
-# Codex features that reach hosts other than the model provider (plugin and app catalogues,
-# connectors, update checks): off, so all of an agent's traffic takes the firewall's path.
-CODEX_FEATURES_OFF = ("plugins", "remote_plugin", "plugin_sharing", "apps", "in_app_updates")
+PROXY_HOSTS = tuple(h for h in HOSTS if get(h).settings.proxy is not None)
 
 
 def proxy_base(url: str) -> str:
@@ -735,45 +574,13 @@ def proxy_base(url: str) -> str:
 def proxy_settings(host: str, base: str) -> dict[str, list[Setting]]:
     """Per file kind (``hooks`` = the host's hooks file, ``config``, ``env``): what ``--proxy``
     writes so the host sends its model traffic, and nothing else, to the firewall."""
-    if host == "claude-code":
-        return {
-            "hooks": [
-                Setting(("env", "ANTHROPIC_BASE_URL"), base),
-                # Telemetry, error reports and update checks otherwise go around the proxy.
-                Setting(("env", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"), "1"),
-            ]
-        }
-    if host == "codex":
-        provider = ("model_providers", CODEX_PROVIDER)
-        return {
-            "config": [
-                Setting(("model_provider",), CODEX_PROVIDER),
-                Setting((*provider, "name"), "Domestique firewall"),
-                Setting((*provider, "base_url"), base + "/v1"),
-                Setting((*provider, "env_key"), "OPENAI_API_KEY"),
-                Setting((*provider, "wire_api"), "responses"),
-                # Otherwise each session first tries WebSockets the firewall refuses (~6 s).
-                Setting((*provider, "supports_websockets"), False),
-                *(Setting(("features", f), False) for f in CODEX_FEATURES_OFF),
-                Setting(("check_for_update_on_startup",), False),
-                Setting(("analytics", "enabled"), False),
-                Setting(("feedback", "enabled"), False),
-            ]
-        }
-    if host == "gemini":
-        return {
-            "hooks": [
-                Setting(("privacy", "usageStatisticsEnabled"), False),
-                Setting(("telemetry", "enabled"), False),
-            ],
-            # Gemini CLI reads its base URL from the environment only; it loads ~/.gemini/.env
-            # when the project has no .env of its own (doctor says when one shadows it).
-            "env": [Setting(("GOOGLE_GEMINI_BASE_URL",), base)],
-        }
-    raise InstallError(
-        f"--proxy: {host} cannot be pointed at a local firewall "
-        "(Cursor sends model requests from its own servers; see docs/agents.md)"
-    )
+    make = settings_of(host).proxy
+    if make is None:
+        raise InstallError(
+            f"--proxy: {host} cannot be pointed at a local firewall "
+            "(Cursor sends model requests from its own servers; see docs/agents.md)"
+        )
+    return make(base)
 
 
 def plan(
@@ -787,10 +594,10 @@ def plan(
     # Uninstall needs no command: it removes every entry that is Domestique's.
     command = hook_command(host, python, portable=project) if install else ""
     path = target(host, project=project)
-    if host == "cline":
+    if settings_of(host).layout == "scripts":
         if proxy:
-            proxy_settings(host, proxy_base(proxy))  # raises: no proxy setting for Cline
-        return plan_cline(path, command, install=install)
+            proxy_settings(host, proxy_base(proxy))  # raises: no proxy setting for scripts
+        return plan_scripts(host, path, command, install=install)
     extra = proxy_settings(host, proxy_base(proxy)) if proxy and install else {}
     changes = [plan_json(host, path, command, install=install, settings=extra.get("hooks"))]
     if host == "codex":

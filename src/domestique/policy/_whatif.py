@@ -85,14 +85,60 @@ class NotRedecidable(Exception):
     """The record cannot be re-decided from what was stored; the message says why."""
 
 
+def record_context(
+    component: Component,
+    actor: Actor,
+    agent: str | None,
+    obj: Mapping[str, Any],
+    *,
+    command: str | None,
+) -> DecisionContext:
+    """The context ``component`` decided the recorded call in, rebuilt from the record's subject
+    (``actor``, ``agent``) and ``object``; ``command`` as the caller may use it (None when it is
+    stored masked). ``domestique explain`` and ``policy whatif`` both call this, so they re-decide
+    in the same context.
+
+    Guard (``check``): the subject's actor and agent, the command's hosts, its directory and
+    command. Hooks judge for the agent, as component ``hook`` with the host's tool, whatever the
+    kind of call: a shell command with the hosts the guard found in it, other calls with the
+    URLs' hosts and the paths. Firewall: the agent and the upstream host.
+    """
+    cwd = _string(obj.get("cwd"))
+    hosts: tuple[str, ...]
+    if component is Component.PROXY:
+        upstream = _string(obj.get("upstream_host"))
+        hosts = (upstream,) if upstream else ()
+        return DecisionContext(Component.PROXY, Actor.AGENT, agent=agent, hosts=hosts)
+    if component is Component.GUARD:
+        hosts = _strings(obj.get("hosts"))
+        return DecisionContext(
+            Component.GUARD, actor, agent=agent, hosts=hosts, project=cwd, command=command
+        )
+    if obj.get("kind") == "shell":
+        if "hosts" not in obj:
+            # Recorded before hooks judged shell commands in their own context: the guard's
+            # context for the agent, no agent, tool or hosts (hooks/judge.py then).
+            return DecisionContext(Component.GUARD, Actor.AGENT, project=cwd, command=command)
+        hosts = _strings(obj.get("hosts"))
+    else:
+        hosts = tuple(h for u in _strings(obj.get("urls")) if (h := _url_host(u)))
+    return DecisionContext(
+        component,
+        Actor.AGENT,
+        agent=agent,
+        tool=_string(obj.get("tool")),
+        hosts=hosts,
+        paths=_strings(obj.get("paths")),
+        project=cwd,
+        command=command,
+    )
+
+
 def rebuild(data: Mapping[str, Any]) -> Rebuilt:
     """The context each component built for the stored record ``data``.
 
-    Guard (``check``): its subject's actor and agent, the command's hosts, its directory and
-    command. Hook shell commands are judged by the guard as the agent, with no agent or tool
-    and hosts that the hook record does not store. Other hook calls: the hook component, the
-    agent, the host's tool, the URLs' hosts and the paths. Firewall: the agent and the
-    upstream host. Raises :class:`NotRedecidable`.
+    The context is :func:`record_context`'s; the fields it needs that the record does not hold
+    are named in :attr:`Rebuilt.unknown`. Raises :class:`NotRedecidable`.
     """
     try:
         component = Component(data["component"])
@@ -128,35 +174,9 @@ def rebuild(data: Mapping[str, Any]) -> Rebuilt:
         unknown.add("command")
     if cwd is None and component is not Component.PROXY:
         unknown.add("project")  # hooks fall back to a directory the record does not hold
-    if component is Component.PROXY:
-        upstream = _string(obj.get("upstream_host"))
-        ctx = DecisionContext(
-            Component.PROXY, Actor.AGENT, agent=agent, hosts=(upstream,) if upstream else ()
-        )
-    elif component is Component.GUARD:
-        ctx = DecisionContext(
-            Component.GUARD,
-            actor,
-            agent=agent,
-            hosts=_strings(obj.get("hosts")),
-            project=cwd,
-            command=command,
-        )
-    elif obj.get("kind") == "shell":
-        # hooks/judge.py: judge_command(command, actor=AGENT, cwd=...) with no agent or tool.
-        unknown.add("hosts")
-        ctx = DecisionContext(Component.GUARD, Actor.AGENT, project=cwd, command=command)
-    else:
-        urls = _strings(obj.get("urls"))
-        ctx = DecisionContext(
-            Component.HOOK,
-            Actor.AGENT,
-            agent=agent,
-            tool=_string(obj.get("tool")),
-            hosts=tuple(h for u in urls if (h := _url_host(u))),
-            paths=_strings(obj.get("paths")),
-            project=cwd,
-        )
+    if component is Component.HOOK and obj.get("kind") == "shell" and "hosts" not in obj:
+        unknown.add("hosts")  # recorded before hook records kept the command's hosts
+    ctx = record_context(component, actor, agent, obj, command=command)
     unknown_tool = component is Component.HOOK and tuple(r.code for r in reasons) == (
         "hook.unknown_tool",
     )
@@ -296,6 +316,7 @@ class WhatIf:
                 obj.get("tool"),
                 obj.get("upstream_host"),
                 tuple(obj.get("hosts") or ()),
+                "hosts" in obj,  # a hook shell record without them: the older context
                 tuple(obj.get("paths") or ()),
                 tuple(obj.get("urls") or ()),
                 obj.get("cwd") if scoped else obj.get("cwd") is None,

@@ -1,0 +1,169 @@
+"""`domestique doctor`: per host found, installed? fail-closed? answering?"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+from _helpers.hooks import DOMESTIQUE, run_hook, shell_payload
+from domestique.audit import AuditStore
+from domestique.hooks.doctor import reply_stops
+
+
+def _env(hook_env: dict[str, str]) -> dict[str, str]:
+    # Only the virtualenv and the system directories: no real agent CLI is found on PATH.
+    return dict(hook_env, PATH=f"{Path(DOMESTIQUE).parent}:/usr/bin:/bin")
+
+
+def _doctor(env: dict[str, str], cwd: Path) -> tuple[int, list[dict[str, object]]]:
+    done = subprocess.run(
+        [DOMESTIQUE, "doctor", "--json"],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_no_host_found_is_fine(hook_env: dict[str, str], repo: Path) -> None:
+    """With no agent host under HOME or on PATH, doctor reports nothing and exits 0."""
+    code, reports = _doctor(_env(hook_env), repo)
+    assert (code, reports) == (0, [])
+
+
+def test_found_but_not_installed_is_a_problem(hook_env: dict[str, str], repo: Path) -> None:
+    """A host whose settings directory exists but has no hook is reported, exit 1."""
+    (Path(hook_env["HOME"]) / ".codex").mkdir()
+    code, reports = _doctor(_env(hook_env), repo)
+    assert code == 1
+    assert [(r["host"], r["installed"], r["ok"]) for r in reports] == [("codex", False, False)]
+
+
+def test_installed_hook_is_probed_and_fail_closed_reported(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """After install: Claude Code is installed, fail-closed and answering; Gemini answering but
+    without a fail-closed switch."""
+    env = _env(hook_env)
+    for host in ("claude-code", "gemini"):
+        subprocess.run([DOMESTIQUE, "install", host], env=env, cwd=repo, check=True)
+    code, reports = _doctor(env, repo)
+    by_host = {r["host"]: r for r in reports}
+    assert code == 0, reports
+    assert by_host["claude-code"]["fail_closed"] is True
+    assert by_host["claude-code"]["answering"] is True
+    assert by_host["gemini"]["fail_closed"] is False
+    assert by_host["gemini"]["answering"] is True
+
+
+def test_broken_hook_command_is_not_answering(hook_env: dict[str, str], repo: Path) -> None:
+    """An installed entry whose interpreter is gone is reported as not answering, exit 1."""
+    path = Path(hook_env["HOME"]) / ".cursor" / "hooks.json"
+    path.parent.mkdir(parents=True)
+    cmd = "/nonexistent/python -m domestique.hooks.entry cursor"
+    path.write_text(
+        json.dumps({"version": 1, "hooks": {"beforeShellExecution": [{"command": cmd}]}})
+    )
+    code, reports = _doctor(_env(hook_env), repo)
+    assert code == 1
+    (report,) = reports
+    assert report["installed"] is True
+    assert report["answering"] is False
+    assert report["fail_closed"] is False
+
+
+def test_reply_stops_reads_each_protocol() -> None:
+    """The probe reads answers the way each host does (exit 2, JSON fields, invalid JSON)."""
+    assert reply_stops("claude-code", b"", 2)
+    assert not reply_stops("copilot", b"", 2)
+    assert reply_stops("copilot", b'{"permissionDecision":"deny"}', 0)
+    assert reply_stops("cursor", b"not json", 0)
+    assert not reply_stops("gemini", b'{"decision":"allow"}', 0)
+    assert reply_stops("cline", b'{"cancel":true}', 0)
+    assert not reply_stops("windsurf", b"", 0)
+
+
+def _problems(env: dict[str, str], cwd: Path, host: str) -> list[str]:
+    code, reports = _doctor(env, cwd)
+    assert code == 1, reports
+    (report,) = [r for r in reports if r["host"] == host]
+    problems = report["problems"]
+    assert isinstance(problems, list)
+    return [str(p) for p in problems]
+
+
+def test_invalid_policy_is_named_with_file_and_line(hook_env: dict[str, str], repo: Path) -> None:
+    """A policy typo: doctor names the policy file, the line and the error, not only the
+    denied probe."""
+    env = _env(hook_env)
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    policy = Path(hook_env["DOMESTIQUE_HOME"]) / "policy.toml"
+    policy.parent.mkdir(parents=True, exist_ok=True)
+    policy.write_text('[settings]\nmode = "enforce"\n\n[[rules]]\nid = "x"\naction = "sometimes"\n')
+    problems = _problems(env, repo, "claude-code")
+    assert any("hook denied `git status`" in p for p in problems), problems
+    causes = [p for p in problems if p.startswith("cause: invalid policy: ")]
+    assert causes, problems
+    assert f"{policy}:" in causes[0]
+
+
+def test_unwritable_home_is_named(hook_env: dict[str, str], repo: Path) -> None:
+    """DOMESTIQUE_HOME that is not a writable folder: doctor names it and the cause."""
+    env = _env(hook_env)
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    state = Path(hook_env["DOMESTIQUE_HOME"])
+    if state.exists():
+        shutil.rmtree(state)
+    state.write_text("not a directory")
+    problems = _problems(env, repo, "claude-code")
+    causes = [p for p in problems if p.startswith("cause: DOMESTIQUE_HOME is not writable")]
+    assert causes, problems
+    assert str(state) in causes[0]
+    assert "not a directory (errno 20)" in causes[0]
+
+
+def test_python_without_domestique_is_named(hook_env: dict[str, str], repo: Path) -> None:
+    """A hook whose Python cannot import Domestique: doctor names that Python."""
+    python = shutil.which("python3", path="/usr/bin:/bin")
+    assert python is not None
+    path = Path(hook_env["HOME"]) / ".cursor" / "hooks.json"
+    path.parent.mkdir(parents=True)
+    cmd = f"{python} -I -c 'import domestique.hooks.entry'"
+    path.write_text(
+        json.dumps({"version": 1, "hooks": {"beforeShellExecution": [{"command": cmd}]}})
+    )
+    problems = _problems(_env(hook_env), repo, "cursor")
+    assert f"cause: {python} cannot import Domestique" in " ".join(problems), problems
+
+
+def test_probe_decisions_are_marked_and_not_reported(hook_env: dict[str, str], repo: Path) -> None:
+    """doctor's own probes are recorded with object.probe true and never counted in report."""
+    env = _env(hook_env)
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    code, _ = _doctor(env, repo)
+    assert code == 0
+    store = AuditStore.open(Path(hook_env["DOMESTIQUE_HOME"]), create=False)
+    rows = [row.data() for row in store.rows()]
+    store.close()
+    hooks = [r for r in rows if r["component"] == "hook"]
+    assert len(hooks) == 2, rows
+    assert all(r["object"]["probe"] is True for r in hooks)
+    done = subprocess.run(
+        [DOMESTIQUE, "report", "--json"], env=env, cwd=repo, capture_output=True, check=True
+    )
+    report = json.loads(done.stdout)
+    assert report["records"] == len(rows) - 2
+    assert "hook" not in report["by_component"]
+    # A real decision is still counted, even with the probe variable set (a project's .env a
+    # host loads cannot hide calls): only doctor's one-time token marks a probe.
+    assert not (Path(hook_env["DOMESTIQUE_HOME"]) / "doctor-probe.token").exists()
+    forged = dict(env, DOMESTIQUE_PROBE="0" * 48)
+    run_hook("claude-code", shell_payload("claude-code", "git status", repo), forged, repo)
+    done = subprocess.run(
+        [DOMESTIQUE, "report", "--json"], env=env, cwd=repo, capture_output=True, check=True
+    )
+    assert json.loads(done.stdout)["by_component"]["hook"] == 1
