@@ -225,6 +225,46 @@ def test_idle_slowloris_and_slow_body_clients_do_not_starve_a_normal_request(
     assert [r for r in records if r[0] != "allow"] == [("block", ("proxy.truncated_body",))] * SLOW
 
 
+def test_more_idle_clients_than_descriptors_are_shed_for_a_real_one(tmp_path: Path) -> None:
+    """Under a 256-descriptor limit, 400 idle connections: the firewall never runs out (it
+    closes the longest-waiting idle ones past its cap of 64) and a real client is answered."""
+    limit = 256
+    _open_file_room(400 + 256)
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    extra = {"DOMESTIQUE_PROXY_HEADER_TIMEOUT": "60"}  # only room, not the deadline, sheds them
+    with (
+        run_upstream() as up,
+        firewall(tmp_path, up.url, preexec=low_limit, extra_env=extra) as (
+            url,
+            proc,
+        ),
+    ):
+        port = _port(url)
+        idle = []
+        most = 0
+        for _ in range(400):
+            idle.append(_connect(port))
+            most = max(most, _fds(proc.pid))
+        assert _wait_for(lambda: _fds(proc.pid) <= 64 + 16, 10), _fds(proc.pid)
+        times = []
+        with httpx.Client(timeout=10, trust_env=False) as client:
+            for i in range(5):
+                t0 = time.monotonic()
+                assert anthropic_request(client, url, f"hello {i}").status_code == 200
+                times.append(time.monotonic() - t0)
+        closed = sum(_closed_by_peer(s) == b"" for s in idle)
+        for sock in idle:
+            sock.close()
+    assert most < limit
+    assert statistics.median(times) < 1.0, times
+    # the oldest were closed to make room; the newest are still held
+    assert 400 - 64 - 8 <= closed < 400
+    assert len(up.received) == 5
+
+
 @pytest.mark.parametrize("pieces", [1, 64], ids=["one-read", "1k-reads"])
 def test_a_huge_head_is_refused_431_and_never_forwarded(tmp_path: Path, pieces: int) -> None:
     limit = ClientLimits().max_head

@@ -13,6 +13,7 @@ import json
 import os
 import socket
 import sys
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -156,6 +157,10 @@ class ClientLimits:
     min_rate: int = 500  # bytes per second that extend a deadline by one second
     max_head: int = 64 * 1024  # request line and headers; past it: 431, nothing forwarded
     keep_alive: int = 5
+    # Client connections held at once before the oldest one still waiting for a head (idle or
+    # slow) is closed to make room; None: half the open-file limit less 128 (a connection with
+    # a request in flight also holds an upstream socket), so ``accept`` never runs out.
+    max_connections: int | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> ClientLimits:
@@ -210,6 +215,9 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
       included) is answered 431 and the connection closed: the app never sees it, nothing is
       forwarded. h11's own incomplete-event limit is set to the same size, so the answer does
       not depend on how the head was split into reads.
+    * Room: past ``max_connections`` a new connection closes the one that has waited longest for
+      a head, so idle and slowloris clients cannot use up the descriptors a real client needs;
+      a connection with a request in flight is never closed for room.
     * Deadlines: while a request head or body is being received, a timer checks the phase's
       deadline (above); past it the client gets 408 (if nothing was answered yet) and the
       connection is closed. A body cut that way reaches the app as a client that left, which
@@ -219,6 +227,9 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
     """
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    cap = limits.max_connections or connection_cap()
+    waiting: OrderedDict[Any, None] = OrderedDict()  # connections in the head phase, oldest first
 
     class GuardedH11Protocol(H11Protocol):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -230,11 +241,14 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            if len(self.connections) > cap and waiting:
+                oldest, _ = waiting.popitem(last=False)
+                oldest._set_phase(None)
+                oldest.transport.close()
             self._follow_phase()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_deadline()
-            self._phase = None
+            self._set_phase(None)
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
@@ -257,8 +271,7 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
             head = (bytes(buffered) + data)[: limits.max_head + 4]
             if b"\r\n\r\n" in head or b"\n\n" in head:
                 return False
-            self._stop_deadline()
-            self._phase = None
+            self._set_phase(None)
             if not self.transport.is_closing():
                 self.transport.write(_HEAD_TOO_LARGE)
                 self.transport.close()
@@ -269,13 +282,19 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
             phase = "head" if state is h11.IDLE else "body" if state is h11.SEND_BODY else None
             if self.transport is None or self.transport.is_closing():
                 phase = None
-            if phase == self._phase:
-                return
+            if phase != self._phase:
+                self._set_phase(phase)
+
+        def _set_phase(self, phase: str | None) -> None:
+            if self._phase == "head":
+                waiting.pop(self, None)
             self._phase = phase
             self._phase_start = self.loop.time()
             self._phase_bytes = 0
             self._stop_deadline()
             if phase is not None:
+                if phase == "head":
+                    waiting[self] = None
                 self._schedule(self._timeout())
 
         def _timeout(self) -> float:
@@ -305,12 +324,23 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
                 return
             began = self._phase_bytes > 0 or bool(self.conn.trailing_data[0])
             answered = self.cycle is not None and self.cycle.response_started
-            self._phase = None
-            if (self.conn.their_state is h11.SEND_BODY or began) and not answered:
+            body = self.conn.their_state is h11.SEND_BODY
+            self._set_phase(None)
+            if (body or began) and not answered:
                 self.transport.write(_TIMED_OUT)
             self.transport.close()  # an idle connection is just closed
 
     return GuardedH11Protocol
+
+
+def connection_cap() -> int:
+    """Client connections to hold at once: half of (the open-file soft limit less 128)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(16, (soft - 128) // 2)
 
 
 def raise_open_file_limit() -> int:
