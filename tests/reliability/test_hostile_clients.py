@@ -42,6 +42,13 @@ def _fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def _sockets(pid: int) -> int:
+    return sum(
+        os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        for fd in os.listdir(f"/proc/{pid}/fd")
+    )
+
+
 def _rss_kib(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -265,6 +272,82 @@ def test_more_idle_clients_than_descriptors_are_shed_for_a_real_one(tmp_path: Pa
     assert len(up.received) == 5
 
 
+@contextmanager
+def _endless_upstream() -> Iterator[tuple[str, threading.Event, list[float]]]:
+    """An Anthropic upstream whose streamed answer never ends (1 KB events, for up to 60 s).
+    The event is set when the firewall has hung up on it (a write failed)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    hung_up = threading.Event()
+    started: list[float] = []
+    event = (
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        b'"delta":{"type":"text_delta","text":"' + b"x" * 1000 + b'"}}\n\n'
+    )
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            started.append(time.monotonic())
+            end = time.monotonic() + 60
+            try:
+                self.wfile.write(b'event: message_start\ndata: {"type":"message_start",'
+                                 b'"message":{"id":"m","content":[]}}\n\n')  # fmt: skip
+                while time.monotonic() < end:
+                    self.wfile.write(event)
+            except OSError:
+                hung_up.set()
+            self.close_connection = True
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", hung_up, started
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_client_that_stops_reading_an_answer_is_dropped_and_the_upstream_closed(
+    tmp_path: Path,
+) -> None:
+    """The client reads the head of a streamed answer, then nothing: past the send deadline
+    (2 s here) the firewall drops it and closes the upstream stream, instead of holding both."""
+    extra = {"DOMESTIQUE_PROXY_SEND_TIMEOUT": "2"}
+    with (
+        _endless_upstream() as (up_url, hung_up, started),
+        firewall(tmp_path, up_url, extra_env=extra) as (url, proc),
+    ):
+        base_sockets = _sockets(proc.pid)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(10)
+        sock.connect(("127.0.0.1", _port(url)))
+        body = b'{"model": "m", "max_tokens": 9, "stream": true, "messages": [{"role": '
+        body += b'"user", "content": "hi"}]}'
+        sock.sendall(_post("/v1/messages", body))
+        assert sock.recv(100).startswith(b"HTTP/1.1 200 ")
+        # ... and never reads again
+        assert hung_up.wait(40), "the upstream stream was never closed"
+        gave_up = time.monotonic() - started[0]
+        # neither the client's nor the upstream's socket is held any more
+        assert _wait_for(lambda: _sockets(proc.pid) <= base_sockets, 10), _sockets(proc.pid)
+        sock.close()
+    assert 2 <= gave_up < 30, gave_up
+    assert _records(tmp_path) == [("allow", ())]  # the decision stands recorded
+
+
 @pytest.mark.parametrize("pieces", [1, 64], ids=["one-read", "1k-reads"])
 def test_a_huge_head_is_refused_431_and_never_forwarded(tmp_path: Path, pieces: int) -> None:
     limit = ClientLimits().max_head
@@ -404,6 +487,7 @@ def test_a_bad_timeout_setting_stops_the_start_in_one_line(tmp_path: Path, value
 
 def test_the_default_limits() -> None:
     limits = ClientLimits.from_env({})
-    assert (limits.header_timeout, limits.body_timeout, limits.keep_alive) == (20.0, 20.0, 5)
+    assert (limits.header_timeout, limits.body_timeout, limits.send_timeout) == (20.0, 20.0, 60.0)
+    assert limits.keep_alive == 5
     assert (limits.min_rate, limits.max_head) == (500, 64 * 1024)
     assert ClientLimits.from_env({"DOMESTIQUE_PROXY_HEADER_TIMEOUT": "2.5"}).header_timeout == 2.5

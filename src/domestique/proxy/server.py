@@ -154,6 +154,7 @@ class ClientLimits:
 
     header_timeout: float = 20.0
     body_timeout: float = 20.0
+    send_timeout: float = 60.0  # an answer the client has not taken any of for this long
     min_rate: int = 500  # bytes per second that extend a deadline by one second
     max_head: int = 64 * 1024  # request line and headers; past it: 431, nothing forwarded
     keep_alive: int = 5
@@ -164,7 +165,8 @@ class ClientLimits:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> ClientLimits:
-        """Defaults, overridden by ``DOMESTIQUE_PROXY_HEADER_TIMEOUT`` / ``_BODY_TIMEOUT`` (s).
+        """Defaults, overridden by ``DOMESTIQUE_PROXY_HEADER_TIMEOUT`` / ``_BODY_TIMEOUT`` /
+        ``_SEND_TIMEOUT`` (seconds).
 
         A value that is not a positive number is refused (``ValueError``), never ignored.
         """
@@ -184,6 +186,7 @@ class ClientLimits:
         return cls(
             header_timeout=seconds("DOMESTIQUE_PROXY_HEADER_TIMEOUT", cls.header_timeout),
             body_timeout=seconds("DOMESTIQUE_PROXY_BODY_TIMEOUT", cls.body_timeout),
+            send_timeout=seconds("DOMESTIQUE_PROXY_SEND_TIMEOUT", cls.send_timeout),
         )
 
 
@@ -224,6 +227,9 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
       it refuses and records (``proxy.truncated_body``). No deadline runs while the app is
       answering, or while uvicorn itself has paused reading (back-pressure is not the client's
       fault).
+    * Send: when the client has stopped reading an answer (the transport's buffer stays full)
+      for ``send_timeout``, the connection is dropped; the app sees a client that left and
+      closes the upstream stream (nginx's ``send_timeout`` is the same idea).
     """
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -238,6 +244,7 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
             self._phase_start = 0.0
             self._phase_bytes = 0
             self._deadline: asyncio.TimerHandle | None = None
+            self._send_deadline: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -249,7 +256,27 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._set_phase(None)
+            self._stop_send_deadline()
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._send_deadline is None:
+                self._send_deadline = self.loop.call_later(limits.send_timeout, self._not_read)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            self._stop_send_deadline()
+
+        def _stop_send_deadline(self) -> None:
+            if self._send_deadline is not None:
+                self._send_deadline.cancel()
+                self._send_deadline = None
+
+        def _not_read(self) -> None:
+            self._send_deadline = None
+            if self.flow.write_paused and not self.transport.is_closing():
+                self.transport.abort()  # close() would wait for a buffer nobody reads
 
         def data_received(self, data: bytes) -> None:
             if self.conn.their_state is h11.IDLE and self._head_too_large(data):
