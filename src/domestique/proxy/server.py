@@ -211,6 +211,11 @@ _HEAD_TOO_LARGE = _closing_answer(
 _TIMED_OUT = _closing_answer(b"408 Request Timeout", b"request not sent within the timeout\n")
 
 
+def _cancel(timer: asyncio.TimerHandle | None) -> None:
+    if timer is not None:
+        timer.cancel()
+
+
 def guarded_protocol(limits: ClientLimits) -> type[Any]:
     """uvicorn's h11 protocol with ``limits`` enforced on every connection.
 
@@ -269,9 +274,8 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
             self._stop_send_deadline()
 
         def _stop_send_deadline(self) -> None:
-            if self._send_deadline is not None:
-                self._send_deadline.cancel()
-                self._send_deadline = None
+            _cancel(self._send_deadline)
+            self._send_deadline = None
 
         def _not_read(self) -> None:
             self._send_deadline = None
@@ -333,9 +337,8 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
             self._deadline = self.loop.call_later(max(after, 0.01), self._check_deadline)
 
         def _stop_deadline(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
+            _cancel(self._deadline)
+            self._deadline = None
 
         def _check_deadline(self) -> None:
             self._deadline = None
