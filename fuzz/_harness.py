@@ -78,8 +78,12 @@ def mutated(draw: st.DrawFn, corpus: list[bytes]) -> bytes:
     return bytes(data)
 
 
-def run(target: Target, seconds: float, *, save: bool = True) -> Outcome:
-    """Run ``target`` for about ``seconds``; the outcome names the first finding, if any."""
+def run(target: Target, seconds: float, *, save: bool = True, derandomize: bool = False) -> Outcome:
+    """Run ``target`` for about ``seconds``; the outcome names the first finding, if any.
+
+    ``derandomize``: the same generated inputs on every run (the suite's smoke, so a finding
+    turns up in a ``./dev fuzz`` run to be fixed, never as a random failure of the suite).
+    """
     corpus = seeds(target.name)
     count = 0
     last: list[Any] = []
@@ -102,6 +106,7 @@ def run(target: Target, seconds: float, *, save: bool = True) -> Outcome:
         @settings(
             max_examples=20,  # small batches: the time budget is kept closely
             deadline=None,
+            derandomize=derandomize,
             database=None,
             phases=(Phase.generate, Phase.shrink),
             suppress_health_check=list(HealthCheck),

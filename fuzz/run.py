@@ -13,7 +13,7 @@ import tempfile
 
 from ._harness import Target, run
 
-TARGETS = ("body", "fields", "stream", "shell", "policy", "hooks", "audit")
+TARGETS = ("body", "fields", "stream", "shell", "policy", "hooks", "audit", "hub_ingest")
 
 
 def target(name: str) -> Target:

@@ -1,7 +1,13 @@
 """Reliability escapes (docs/known-escapes.md, "Reliability"): an upstream's cut answer taken
-as complete, a damaged audit store crashing its verifier instead of being reported."""
+as complete, a damaged audit store crashing its verifier instead of being reported, hostile
+clients against the hub."""
 
 from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
 
 from domestique.proxy.answer import AnswerStream
 from domestique.proxy.routes import Operation, Provider
@@ -51,3 +57,28 @@ def test_a_stream_cut_before_its_terminal_event_is_not_taken_as_complete() -> No
         tail = AnswerStream(op, PROVIDER[op], {}).abort("cut [proxy.upstream_error]")
         assert b"error" in tail
         assert b"proxy.upstream_error" in tail
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: `domestique hub serve` runs plain uvicorn, without the firewall's ClientLimits "
+    "(head/body deadlines, 431 past 64 KiB, connection cap)",
+)
+def test_the_hub_refuses_a_huge_request_head_like_the_firewall(tmp_path: Path) -> None:
+    """The hub listens for a whole fleet (often beyond loopback, behind TLS): a 70 KB header
+    should be refused with 431 before it is parsed, as the firewall does; idle and slowloris
+    connections should be cut by the same deadlines."""
+    from hub.support import HubProcess
+
+    hub = HubProcess(tmp_path / "hub", None).start()
+    try:
+        with socket.create_connection(("127.0.0.1", hub.port), timeout=10) as sock:
+            sock.sendall(
+                b"POST /v1/records HTTP/1.1\r\nHost: hub\r\nx-big: "
+                + b"a" * (70 * 1024)
+                + b"\r\ncontent-length: 0\r\n\r\n"
+            )
+            answer = sock.recv(200)
+    finally:
+        hub.stop()
+    assert answer.startswith(b"HTTP/1.1 431 ")

@@ -38,11 +38,15 @@ def free_port() -> int:
 
 @contextmanager
 def firewall(
-    home: Path, upstream: str, *, preexec: Callable[[], None] | None = None
+    home: Path,
+    upstream: str,
+    *,
+    preexec: Callable[[], None] | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``domestique proxy`` as a real process for every provider at ``upstream``."""
     port = free_port()
-    env = {**os.environ, "DOMESTIQUE_HOME": str(home)}
+    env = {**os.environ, "DOMESTIQUE_HOME": str(home), **(extra_env or {})}
     args = [f"--upstream={n}={upstream}" for n in ("anthropic", "openai", "gemini")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "domestique", "proxy", "--port", str(port), "--quiet", *args],

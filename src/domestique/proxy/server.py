@@ -8,11 +8,14 @@ each request.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
 import sys
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -135,11 +138,269 @@ def tcp_listener(host: str, port: int, *, reuse_port: bool = False) -> socket.so
     return sock
 
 
-def _uvicorn_config(app: Any) -> Any:
+@dataclass(frozen=True)
+class ClientLimits:
+    """What one client connection may take of the firewall (slowloris, slow bodies, huge heads).
+
+    The two deadlines follow Apache's mod_reqtimeout: a phase (the request head, then the body)
+    must end within its timeout, extended by one second per ``min_rate`` bytes received, the
+    head's up to twice its timeout. A client that sends nothing at all is cut at the head's
+    timeout; one that trickles a byte a second gains almost nothing; a real client on loopback
+    sends its head and body within milliseconds. ``keep_alive`` is uvicorn's idle timeout
+    after an answer. Measured without these (uvicorn 0.54 alone): a connection that never sent a
+    byte, a head trickled one header a second and a body trickled one byte a second were all
+    still open after 20 s, and a 70 KB header arriving in one read was forwarded upstream.
+    """
+
+    header_timeout: float = 20.0
+    body_timeout: float = 20.0
+    send_timeout: float = 60.0  # an answer the client has not taken any of for this long
+    min_rate: int = 500  # bytes per second that extend a deadline by one second
+    max_head: int = 64 * 1024  # request line and headers; past it: 431, nothing forwarded
+    keep_alive: int = 5
+    # Client connections held at once before the oldest one still waiting for a head (idle or
+    # slow) is closed to make room; None: half the open-file limit less 128 (a connection with
+    # a request in flight also holds an upstream socket), so ``accept`` never runs out.
+    max_connections: int | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> ClientLimits:
+        """Defaults, overridden by ``DOMESTIQUE_PROXY_HEADER_TIMEOUT`` / ``_BODY_TIMEOUT`` /
+        ``_SEND_TIMEOUT`` (seconds).
+
+        A value that is not a positive number is refused (``ValueError``), never ignored.
+        """
+
+        def seconds(name: str, default: float) -> float:
+            raw = environ.get(name)
+            if raw is None:
+                return default
+            try:
+                value = float(raw)
+            except ValueError:
+                value = -1.0
+            if not 0 < value < 86400:  # NaN fails this too
+                raise ValueError(f"{name} must be a number of seconds above 0, got {raw!r}")
+            return value
+
+        return cls(
+            header_timeout=seconds("DOMESTIQUE_PROXY_HEADER_TIMEOUT", cls.header_timeout),
+            body_timeout=seconds("DOMESTIQUE_PROXY_BODY_TIMEOUT", cls.body_timeout),
+            send_timeout=seconds("DOMESTIQUE_PROXY_SEND_TIMEOUT", cls.send_timeout),
+        )
+
+
+def _limits_or_exit(environ: Mapping[str, str] = os.environ) -> ClientLimits:
+    try:
+        return ClientLimits.from_env(environ)
+    except ValueError as exc:
+        sys.stderr.write(f"domestique proxy: {exc}\n")
+        raise SystemExit(2) from None
+
+
+def _closing_answer(status: bytes, text: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 " + status + b"\r\ncontent-type: text/plain; charset=utf-8\r\n"
+        b"connection: close\r\ncontent-length: " + str(len(text)).encode() + b"\r\n\r\n" + text
+    )
+
+
+_HEAD_TOO_LARGE = _closing_answer(
+    b"431 Request Header Fields Too Large", b"request head over the firewall's size limit\n"
+)
+_TIMED_OUT = _closing_answer(b"408 Request Timeout", b"request not sent within the timeout\n")
+
+
+def _cancel(timer: asyncio.TimerHandle | None) -> None:
+    if timer is not None:
+        timer.cancel()
+
+
+def guarded_protocol(limits: ClientLimits) -> type[Any]:
+    """uvicorn's h11 protocol with ``limits`` enforced on every connection.
+
+    * Head: a head over ``max_head`` bytes (checked before h11 parses it, pipelined heads
+      included) is answered 431 and the connection closed: the app never sees it, nothing is
+      forwarded. h11's own incomplete-event limit is set to the same size, so the answer does
+      not depend on how the head was split into reads.
+    * Room: past ``max_connections`` a new connection closes the one that has waited longest for
+      a head, so idle and slowloris clients cannot use up the descriptors a real client needs;
+      a connection with a request in flight is never closed for room.
+    * Deadlines: while a request head or body is being received, a timer checks the phase's
+      deadline (above); past it the client gets 408 (if nothing was answered yet) and the
+      connection is closed. A body cut that way reaches the app as a client that left, which
+      it refuses and records (``proxy.truncated_body``). No deadline runs while the app is
+      answering, or while uvicorn itself has paused reading (back-pressure is not the client's
+      fault).
+    * Send: when the client has stopped reading an answer (the transport's buffer stays full)
+      for ``send_timeout``, the connection is dropped; the app sees a client that left and
+      closes the upstream stream (nginx's ``send_timeout`` is the same idea).
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    cap = limits.max_connections or connection_cap()
+    waiting: OrderedDict[Any, None] = OrderedDict()  # connections in the head phase, oldest first
+
+    class GuardedH11Protocol(H11Protocol):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._phase: str | None = None  # "head", "body" or None (answering / closed)
+            self._phase_start = 0.0
+            self._phase_bytes = 0
+            self._deadline: asyncio.TimerHandle | None = None
+            self._send_deadline: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > cap and waiting:
+                oldest, _ = waiting.popitem(last=False)
+                oldest._set_phase(None)
+                oldest.transport.close()
+            self._follow_phase()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._set_phase(None)
+            self._stop_send_deadline()
+            super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._send_deadline is None:
+                self._send_deadline = self.loop.call_later(limits.send_timeout, self._not_read)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            self._stop_send_deadline()
+
+        def _stop_send_deadline(self) -> None:
+            _cancel(self._send_deadline)
+            self._send_deadline = None
+
+        def _not_read(self) -> None:
+            self._send_deadline = None
+            if self.flow.write_paused and not self.transport.is_closing():
+                self.transport.abort()  # close() would wait for a buffer nobody reads
+
+        def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+                return
+            self._phase_bytes += len(data)
+            super().data_received(data)
+            self._follow_phase()
+
+        def on_response_complete(self) -> None:
+            if self.conn.our_state is h11.DONE and self._head_too_large(b""):
+                return  # a pipelined head already buffered
+            super().on_response_complete()
+            self._follow_phase()
+
+        def _head_too_large(self, data: bytes) -> bool:
+            buffered = self.conn.trailing_data[0]
+            if len(buffered) + len(data) <= limits.max_head:
+                return False
+            head = (bytes(buffered) + data)[: limits.max_head + 4]
+            if b"\r\n\r\n" in head or b"\n\n" in head:
+                return False
+            self._set_phase(None)
+            if not self.transport.is_closing():
+                self.transport.write(_HEAD_TOO_LARGE)
+                self.transport.close()
+            return True
+
+        def _follow_phase(self) -> None:
+            state = self.conn.their_state
+            phase = "head" if state is h11.IDLE else "body" if state is h11.SEND_BODY else None
+            if self.transport is None or self.transport.is_closing():
+                phase = None
+            if phase != self._phase:
+                self._set_phase(phase)
+
+        def _set_phase(self, phase: str | None) -> None:
+            if self._phase == "head":
+                waiting.pop(self, None)
+            self._phase = phase
+            self._phase_start = self.loop.time()
+            self._phase_bytes = 0
+            self._stop_deadline()
+            if phase is not None:
+                if phase == "head":
+                    waiting[self] = None
+                self._schedule(self._timeout())
+
+        def _timeout(self) -> float:
+            base = limits.header_timeout if self._phase == "head" else limits.body_timeout
+            allowed = base + self._phase_bytes / limits.min_rate
+            return min(allowed, 2 * base) if self._phase == "head" else allowed
+
+        def _schedule(self, after: float) -> None:
+            self._deadline = self.loop.call_later(max(after, 0.01), self._check_deadline)
+
+        def _stop_deadline(self) -> None:
+            _cancel(self._deadline)
+            self._deadline = None
+
+        def _check_deadline(self) -> None:
+            self._deadline = None
+            if self._phase is None or self.transport.is_closing():
+                return
+            if self.flow.read_paused:  # uvicorn stopped reading: wait for it, not the client
+                self._phase_start = self.loop.time()
+                self._schedule(self._timeout())
+                return
+            left = self._phase_start + self._timeout() - self.loop.time()
+            if left > 0:
+                self._schedule(left)
+                return
+            began = self._phase_bytes > 0 or bool(self.conn.trailing_data[0])
+            answered = self.cycle is not None and self.cycle.response_started
+            body = self.conn.their_state is h11.SEND_BODY
+            self._set_phase(None)
+            if (body or began) and not answered:
+                self.transport.write(_TIMED_OUT)
+            self.transport.close()  # an idle connection is just closed
+
+    return GuardedH11Protocol
+
+
+def connection_cap() -> int:
+    """Client connections to hold at once: half of (the open-file soft limit less 128)."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        soft = 1 << 20
+    return max(16, (soft - 128) // 2)
+
+
+def raise_open_file_limit() -> int:
+    """Raise this process's soft limit on open files to its hard limit; return the new soft one.
+
+    Every connection costs a descriptor; the usual soft limit (1,024) would let a few hundred
+    idle clients make ``accept`` fail for everyone else.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = hard if hard != resource.RLIM_INFINITY else 1 << 20
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
+def _uvicorn_config(app: Any, limits: ClientLimits | None = None) -> Any:
     import uvicorn
 
+    limits = limits or ClientLimits()
     return uvicorn.Config(
         app,
+        http=guarded_protocol(limits),
+        h11_max_incomplete_event_size=limits.max_head,
+        timeout_keep_alive=limits.keep_alive,
         access_log=False,  # Gemini clients may put ?key= in the URL: never log it
         log_level="warning",
         lifespan="on",
@@ -181,9 +442,11 @@ def _worker(host: str, port: int, options: str) -> None:
     policy = Path(raw["policy_file"]) if raw.get("policy_file") else None
     home = Path(raw["home"]) if raw.get("home") else None
     log = None if raw.get("quiet") else stderr_line
+    limits = ClientLimits(**raw["limits"])
+    raise_open_file_limit()
     app = build_app(upstreams, home=home, policy_file=policy, log=log)
     sock = tcp_listener(host, port, reuse_port=True)
-    uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
+    uvicorn.Server(_uvicorn_config(app, limits)).run(sockets=[sock])
 
 
 def serve(
@@ -204,17 +467,20 @@ def serve(
     to stderr (:meth:`FirewallApp` ``log``: no content, no secret). Several workers are
     separate processes, each with its own listening socket (``SO_REUSEPORT``, Linux); if one
     dies the others are stopped too, so the proxy is either fully up or down, never
-    half-judging.
+    half-judging. Each connection is held to :class:`ClientLimits` (``from_env``: a bad
+    ``DOMESTIQUE_PROXY_*_TIMEOUT`` stops the start with exit 2 and one line).
     """
     import uvicorn
 
     log = None if quiet else stderr_line
+    limits = _limits_or_exit()
+    raise_open_file_limit()
     if workers <= 1:
         sock = tcp_listener(host, port)
         app = build_app(upstreams, home=home, policy_file=policy_file, log=log)
         if on_bound is not None:
             on_bound()
-        uvicorn.Server(_uvicorn_config(app)).run(sockets=[sock])
+        uvicorn.Server(_uvicorn_config(app, limits)).run(sockets=[sock])
         return
     import multiprocessing
     import signal
@@ -229,6 +495,7 @@ def serve(
             "policy_file": str(policy_file) if policy_file else None,
             "home": str(home) if home else None,
             "quiet": quiet,
+            "limits": asdict(limits),
         }
     )
     tcp_listener(host, port, reuse_port=True).close()  # fail early if the port is taken
