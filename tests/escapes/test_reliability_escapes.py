@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-import pytest
 
 from domestique.proxy.answer import AnswerStream
 from domestique.proxy.routes import Operation, Provider
@@ -59,11 +58,6 @@ def test_a_stream_cut_before_its_terminal_event_is_not_taken_as_complete() -> No
         assert b"proxy.upstream_error" in tail
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: `domestique hub serve` runs plain uvicorn, without the firewall's ClientLimits "
-    "(head/body deadlines, 431 past 64 KiB, connection cap)",
-)
 def test_the_hub_refuses_a_huge_request_head_like_the_firewall(tmp_path: Path) -> None:
     """The hub listens for a whole fleet (often beyond loopback, behind TLS): a 70 KB header
     should be refused with 431 before it is parsed, as the firewall does; idle and slowloris

@@ -95,22 +95,16 @@ def test_a_record_whose_text_is_not_utf8_is_reported_edited(tmp_path: Path) -> N
     assert (result.kind, result.bad_seq) == ("edited", 2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: audit/_verify.py compares a column read back as another type than it was "
-    "written (here seq as text) and raises TypeError; fix there (outside this branch)",
-)
 def test_a_record_whose_seq_is_no_longer_an_integer_is_reported_not_raised() -> None:
     """fuzz_audit (2026-12-01, `./dev fuzz 45`, its 130th input): one bit flipped at byte 3,801
     of the harness's 6-record store makes SQLite read a record's ``seq`` back as text (SQL cannot
     write that: "datatype mismatch"; damage to the file can); ``audit verify`` dies with
     TypeError (a traceback, exit 1 as if "tampered" by accident) instead of reporting
-    the record. Replayed through the harness, whose store layout is fixed (ids and times of one
-    length); kept here, not in fuzz/corpus/audit/, until the fix lands, so the smoke stays green.
+    the record. Fixed in ``audit/_verify.py``: a column read back as another type than the
+    store writes is reported as a damaged record. Replayed through the harness, whose store layout
+    is fixed (ids and times of one length), so its invariants (a result or AuditStoreError, never
+    "intact" for a damaged store) judge the outcome.
     """
-    root = str(Path(__file__).resolve().parents[2])
-    if root not in sys.path:
-        sys.path.insert(0, root)
     from fuzz.fuzz_audit import check
 
     check(("flip", [3801], 0, 1))

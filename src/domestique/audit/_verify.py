@@ -137,6 +137,24 @@ def _read_checkpoint(home: Path) -> Checkpoint | str:
     return ckpt
 
 
+_COLUMNS = ("seq", "id", "time", "component", "action", "prev_hash", "hash", "record")
+
+
+def _damaged_column(row: tuple[object, ...]) -> str | None:
+    """The first column of ``row`` read back as another type than the store writes, or None.
+
+    SQL cannot store text in ``seq`` ("datatype mismatch"), but damage to the file can: the
+    verifier reports such a record instead of comparing an integer with text. Text columns
+    that are no longer UTF-8 arrive as bytes and are judged by their hash and JSON instead.
+    """
+    if type(row[0]) is not int:
+        return _COLUMNS[0]
+    for name, value in zip(_COLUMNS[1:], row[1:], strict=True):
+        if not isinstance(value, str | bytes):
+            return name
+    return None
+
+
 def _verify(conn: sqlite3.Connection, home: Path, ckpt: Checkpoint | str) -> VerifyResult:
     expected = 1
     prev = GENESIS_HASH
@@ -158,7 +176,19 @@ def _verify(conn: sqlite3.Connection, home: Path, ckpt: Checkpoint | str) -> Ver
             batch = cursor.fetchmany(4096)
             if not batch:
                 break
-            for seq, rid, time, component, action, prev_hash, link, record in batch:
+            for row in batch:
+                damaged = _damaged_column(row)
+                if damaged is not None:
+                    at = row[0] if type(row[0]) is int else expected
+                    rid_read = row[1] if isinstance(row[1], str) else None
+                    return bad(
+                        "edited",
+                        at,
+                        rid_read,
+                        f"record {at} was damaged: its {damaged} column no longer holds "
+                        "the type it was written with",
+                    )
+                seq, rid, time, component, action, prev_hash, link, record = row
                 if seq != expected:
                     if seq > expected:
                         span = str(expected) if seq == expected + 1 else f"{expected}..{seq - 1}"

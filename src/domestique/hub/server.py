@@ -65,7 +65,12 @@ def serve(
     import uvicorn
 
     from domestique.hub.app import HubApp
-    from domestique.proxy.server import tcp_listener
+    from domestique.proxy.server import (
+        ClientLimits,
+        guarded_protocol,
+        raise_open_file_limit,
+        tcp_listener,
+    )
 
     if (certfile is None) != (keyfile is None):
         raise ServeError("--certfile and --keyfile go together")
@@ -77,8 +82,15 @@ def serve(
     store = HubStore.open(database, home)
     store.org_id()
     ensure_signing_key(store, home)
+    # The firewall's limits on every connection: head and body deadlines, 431 past 64 KiB, a
+    # connection cap (the hub listens for a whole fleet, often beyond loopback).
+    limits = ClientLimits()
+    raise_open_file_limit()
     config = uvicorn.Config(
         HubApp(store),
+        http=guarded_protocol(limits),
+        h11_max_incomplete_event_size=limits.max_head,
+        timeout_keep_alive=limits.keep_alive,
         access_log=False,
         log_level="warning",
         lifespan="on",
