@@ -11,7 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.guard import judge, unfold
+from domestique.guard import judge, simple
 from domestique.guard.rules import common
 from domestique.keys import mask_preview
 
@@ -70,4 +70,4 @@ def test_credential_hint_is_a_substring_test(parts: list[str]) -> None:
 def test_glued_operator_pattern(text: str) -> None:
     """An operator character next to one that is neither a blank nor an operator."""
     plain = re.search(r"[^ |&;][|&;]|[|&;][^ |&;]", text) is not None
-    assert (unfold._GLUED_OPERATOR.search(text) is not None) is plain
+    assert (simple._GLUED_OPERATOR.search(text) is not None) is plain

@@ -8,6 +8,7 @@ from typing import Any
 import ahocorasick
 
 from domestique.guard.model import Invocation, Span, Word
+from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import (
     CREDENTIAL_FILES,
     SENSITIVE_FILES,
@@ -17,7 +18,6 @@ from domestique.guard.paths import (
 )
 from domestique.guard.rules.registry import Context, position
 from domestique.guard.rules.vocab import DECODERS, DOWNLOADERS, NETWORK, TEMP_TOPS
-from domestique.guard.unfold import INTERPRETERS
 
 
 def span_of(*spans: Span) -> Span:

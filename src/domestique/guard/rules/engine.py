@@ -12,6 +12,8 @@ import operator
 import re
 
 from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.names import SHELLS
+from domestique.guard.parse import Unfolded
 from domestique.guard.paths import guard_paths
 from domestique.guard.rules import (  # noqa: F401 - imported for their registrations
     escapes,
@@ -33,7 +35,7 @@ from domestique.guard.rules.registry import (
     LineFacts,
 )
 from domestique.guard.rules.vocab import NETWORK
-from domestique.guard.unfold import SHELLS, WRAPPERS, Unfolded
+from domestique.guard.wrappers import WRAPPERS
 
 _SHELL_ESCAPE_SKIP = SHELLS | escapes.SHELL_ESCAPE_OK | WRAPPERS
 _ENDS_DELETER = operator.methodcaller("endswith", ("rm", "shred", "unlink"))
@@ -60,6 +62,7 @@ def facts(inv: Invocation) -> Facts:
         many and words[1].text == "shell",
         many and n not in _SHELL_ESCAPE_SKIP and "sh" in "\n".join(inv.args),
         n == "find" and find_may_delete(inv),
+        bool(inv.wrapped),
     )
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from domestique.guard import wrappers
 from domestique.guard.model import Hit, Invocation
+from domestique.guard.names import SHELLS
 from domestique.guard.paths import (
     Place,
     classify,
 )
 from domestique.guard.rules.common import SHELL_ARG
 from domestique.guard.rules.registry import Context, rule
-from domestique.guard.unfold import SHELLS, WRAPPERS
+from domestique.guard.wrappers import WRAPPERS
 
 
 @rule(programs=None, when="mentions_sh", also=("env",))
@@ -224,3 +226,64 @@ SHELL_ESCAPE_OK = frozenset(
         "ssh", "docker", "podman", "kubectl", "oc", "nerdctl",
     }
 )  # fmt: skip
+
+
+# ------------------------------------------------------------------ wrappers that start a shell
+
+_ROOT_WRAPPERS = frozenset({"sudo", "doas", "run0", "pkexec"})
+_LISTING = frozenset({"-ls", "-list", "-r", "-x", "-X", "ls"})
+_SESSION_STARTS = frozenset({"new", "new-session", "new-window", "neww", "split-window", "splitw"})
+
+
+def _wrapper_shell(inv: Invocation) -> str | None:
+    """What shell a wrapper left with nothing to run starts (None: it starts none)."""
+    n = inv.name
+    rest = inv.words[1:]
+    if n == "su":
+        if any(w.text in ("-c", "--command") for w in rest[:-1]) or any(
+            w.text.startswith("--command=") for w in rest
+        ):
+            return None
+        return "su starts an interactive shell"
+    if n == "script":
+        return (
+            None if wrappers.script_code(rest) is not None else "script starts an interactive shell"
+        )
+    if n in ("tmux", "screen"):
+        if wrappers.tail_after_session_opts(n, rest) is not None:
+            return None
+        texts = [w.text for w in rest]
+        starts = not texts or texts[0].startswith("-") or texts[0] in _SESSION_STARTS
+        return f"{n} starts a shell" if starts and _LISTING.isdisjoint(texts) else None
+    if n in _ROOT_WRAPPERS:
+        command, interactive = wrappers.root_shell_options(n, rest)
+        return f"{n} starts an interactive root shell" if interactive and not command else None
+    if n == "chroot":
+        left = wrappers.skip_options(rest, wrappers.SPECS["chroot"].opts_with_arg)
+        return "chroot starts an interactive shell" if len(left) <= 1 else None
+    if n == "unshare" and not wrappers.skip_options(rest, frozenset()):
+        return "unshare starts an interactive shell"
+    return None
+
+
+@rule(programs=frozenset({"su", "script", "tmux", "screen", "chroot", "unshare"}) | _ROOT_WRAPPERS)
+def _rule_wrapper_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A wrapper with nothing to run starts a shell: ``su``, ``sudo -i``, ``tmux``, ``chroot DIR``.
+
+    The session's commands are typed later and never judged.
+    """
+    message = _wrapper_shell(inv)
+    if message:
+        yield Hit("cmd.interactive_shell", message, inv.span, inv.render())
+
+
+@rule(programs=SHELLS, when="wrapped")
+def _rule_xargs_tty_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``xargs -o bash``: xargs hands the shell the terminal, an interactive shell."""
+    for name, words in inv.wrapped:
+        if name != "xargs":
+            continue
+        opts, runs = wrappers.xargs_split(list(words))
+        if {"-o", "--open-tty"} & {w.text for w in opts} and len(runs) == 1:
+            yield Hit("cmd.interactive_shell", "xargs -o starts a shell", inv.span, inv.render())
+            return

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 
 from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.names import SHELLS
 from domestique.guard.paths import (
     ACCOUNT_FILES,
     CREDENTIAL_FILES,
@@ -23,7 +24,6 @@ from domestique.guard.paths import (
 from domestique.guard.rules.common import SHELL_ARG, cd_before, cred_hint, opts
 from domestique.guard.rules.registry import Context, position, rule
 from domestique.guard.rules.vocab import DISK, DOWNLOADERS, READ_ONLY, TEMP_TOPS
-from domestique.guard.unfold import SHELLS
 
 _SETGID_MODE = re.compile(r"^(?:[gugoa]*\+[rwxXt]*s[rwxXt]*|0?[2-3][0-7]{3})$")
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from domestique.guard import flows, supply
 from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.paths import (
     CREDENTIAL_FILES,
     SENSITIVE_FILES,
@@ -35,7 +36,6 @@ from domestique.guard.rules.common import (
 )
 from domestique.guard.rules.registry import Context, line_rule, position, rule
 from domestique.guard.rules.vocab import DECODERS, DOWNLOADERS, FETCHERS, LOOK_ONLY, RAW_NETWORK
-from domestique.guard.unfold import INTERPRETERS, SHELLS
 
 
 def _saved_paths(inv: Invocation) -> list[str]:

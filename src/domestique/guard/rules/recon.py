@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.paths import (
     HISTORY_FILES,
     Place,
@@ -24,7 +25,6 @@ from domestique.guard.rules.common import (
     system_wide,
 )
 from domestique.guard.rules.registry import Context, rule
-from domestique.guard.unfold import INTERPRETERS, SHELLS
 
 _RECON_TOOLS = re.compile(
     r"(?i)\b(?:linenum|linpeas|linuxprivchecker|pspy\d*|mimipenguin|lazagne|les\.sh|"

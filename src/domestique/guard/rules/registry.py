@@ -30,6 +30,7 @@ class Facts(NamedTuple):
     shell_subcommand: bool  # its first argument is ``shell`` (``poetry shell``)
     mentions_sh: bool  # an argument holds ``sh`` (and the program is no shell or wrapper)
     find_deletes: bool  # a find that may delete (``-delete``, ``-exec rm``)
+    wrapped: bool  # it runs through a wrapper (``sudo``, ``xargs``, ``systemd-run`` …)
 
 
 class LineFacts(NamedTuple):

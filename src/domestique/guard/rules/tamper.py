@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 
 from domestique.guard.model import Hit, Invocation, Span
+from domestique.guard.names import ENV_CLEARED, SHELLS
 from domestique.guard.paths import (
     Place,
     canonical_for_match,
@@ -16,7 +17,6 @@ from domestique.guard.paths import (
 from domestique.guard.rules.common import shadowed_tool
 from domestique.guard.rules.registry import Context, line_rule, rule
 from domestique.guard.rules.vocab import AGENT_PROGRAMS, CONTROL_VARIABLES
-from domestique.guard.unfold import ENV_CLEARED, SHELLS
 
 _PROXY_VARIABLES = frozenset(
     {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
@@ -155,3 +155,18 @@ def _rule_assignments(ctx: Context) -> Iterator[Hit]:
     """Bare ``NAME=value`` statements: they hold for the rest of the shell session."""
     for name, value in ctx.assignments:
         yield from assignment_hit(name, value.text, value.span, f"{name}={value.text}")
+
+
+_TIMER_OPTIONS = (
+    "--on-calendar", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",
+    "--on-unit-inactive",
+)  # fmt: skip
+
+
+@rule(programs=None, when="wrapped")
+def _rule_scheduled(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``systemd-run --on-calendar=… cmd``: the command is scheduled to run again and again."""
+    for name, words in inv.wrapped:
+        if name == "systemd-run" and any(w.text.startswith(_TIMER_OPTIONS) for w in words):
+            yield Hit("cmd.persistence", "systemd-run schedules a timer", inv.span, inv.render())
+            return
