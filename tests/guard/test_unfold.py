@@ -7,12 +7,16 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domestique.guard.env import GuardEnv, read_script
 from domestique.guard.parse import MAX_DEPTH
-from domestique.guard.unfold import read_script, unfold_command
+from domestique.guard.unfold import unfold_command
 
 
 def argvs(command: str, cwd: str | None = None) -> list[list[str]]:
-    return [inv.argv for inv in unfold_command(command, cwd=cwd, read_file=read_script).invocations]
+    return [
+        inv.argv
+        for inv in unfold_command(command, cwd=cwd, env=GuardEnv(read_file=read_script)).invocations
+    ]
 
 
 def test_dequote_and_decode_command_names() -> None:
@@ -121,7 +125,7 @@ def _parser_path(command: str, cwd: str | None) -> object:
     from domestique.guard.unfold import Unfolder
     from domestique.guard.words import join_continuations
 
-    u = Unfolder(cwd, read_script)
+    u = Unfolder(cwd, GuardEnv(read_file=read_script))
     text, index = join_continuations(command)
     u._parse_into(text, index, Ctx())  # the parser path, bypassing the lexer
     return _shape(Unfolded(u.invs, u.hits, u.parse_ok, u.assignments, u.functions))
@@ -163,7 +167,7 @@ def test_plain_command_lexer_agrees_with_the_parser(tokens: list[str], spaced: b
     command = (" " if spaced else "").join(tokens)
     if simple_commands(command) is None:
         return
-    ours = _shape(unfold_command(command, cwd="/p", read_file=read_script))
+    ours = _shape(unfold_command(command, cwd="/p", env=GuardEnv(read_file=read_script)))
     assert ours == _parser_path(command, "/p"), command
 
 

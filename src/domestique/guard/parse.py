@@ -7,13 +7,13 @@ each simple command to ``emit`` (the unfold stage, :mod:`domestique.guard.unfold
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.model import Hit, Invocation, Redirect, Span, Word
 from domestique.guard.simple import simple_commands
 from domestique.guard.words import (
@@ -127,9 +127,9 @@ def _join_words(a: Word, b: Word) -> Word:
 class Walker:
     """Walks tree-sitter trees into :class:`Invocation` objects; ``emit`` records each one."""
 
-    def __init__(self, cwd: str | None, read_file: Callable[[str], bytes | None] | None) -> None:
+    def __init__(self, cwd: str | None, env: GuardEnv) -> None:
         self.cwd = cwd
-        self.read_file = read_file
+        self.env = env
         self.invs: list[Invocation] = []
         self.hits: list[Hit] = []
         self.vars: dict[str, str] = {}

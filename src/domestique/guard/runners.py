@@ -6,6 +6,7 @@ import os
 import re
 
 from domestique.guard import interp, jsast, pwsh, pyast
+from domestique.guard.env import MAX_SCRIPT_BYTES
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import CODE_FLAGS, INTERPRETERS, SHELLS, SYNTAX_CHECK_FLAGS
 from domestique.guard.parse import Ctx, Walker
@@ -13,9 +14,6 @@ from domestique.guard.words import (
     decode_ansi_c,
 )
 from domestique.guard.wrappers import quote_text
-
-MAX_SCRIPT_BYTES = 256 * 1024
-
 
 MAX_SCRIPTS = 16
 
@@ -355,9 +353,10 @@ class Runners(Walker):
         self, path: str, inv: Invocation, ctx: Ctx, *, explicit: bool, lang: str = "shell"
     ) -> None:
         """Read a script that is run and judge its contents (bounded)."""
-        if self.read_file is None:
+        read_file = self.env.read_file
+        if read_file is None:
             return
-        full = os.path.expanduser(path)
+        full = self.env.expand_user(path)
         if self.cwd and not os.path.isabs(full):
             full = os.path.join(self.cwd, full)
         if self.scripts_read >= MAX_SCRIPTS:
@@ -367,7 +366,7 @@ class Runners(Walker):
             return
         self.scripts_read += 1
         try:
-            data = self.read_file(full)
+            data = read_file(full)
         except OSError:
             self.hits.append(
                 Hit("cmd.script_unread", "the script could not be read: " + path, inv.span)

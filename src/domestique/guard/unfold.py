@@ -14,15 +14,14 @@ Bounded: nesting depth, invocation count and script sizes are capped; going past
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
-from collections.abc import Callable
 
+from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
-from domestique.guard.runners import MAX_SCRIPT_BYTES, Runners, echoed, path_key
+from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
 
 # Tools that take a shell command in an option (GTFOBins "shell" and "command" functions).
@@ -154,25 +153,12 @@ def _cover(words: list[Word]) -> Span:
     return (min(w.span[0] for w in words), max(w.span[1] for w in words))
 
 
-def unfold_command(
-    command: str,
-    *,
-    cwd: str | None = None,
-    read_file: Callable[[str], bytes | None] | None = None,
-) -> Unfolded:
-    """Parse and unfold ``command``. Never raises on any input text."""
-    return Unfolder(cwd, read_file).unfold(command)
+def unfold_command(command: str, *, cwd: str | None = None, env: GuardEnv = NO_MACHINE) -> Unfolded:
+    """Parse and unfold ``command``. Never raises on any input text.
 
-
-def read_script(path: str) -> bytes | None:
-    """Read at most ``MAX_SCRIPT_BYTES + 1`` bytes of a regular file; None if it does not exist."""
-    try:
-        if not os.path.isfile(path):
-            return None
-        with open(path, "rb") as fh:
-            return fh.read(MAX_SCRIPT_BYTES + 1)
-    except FileNotFoundError:
-        return None
+    Scripts the command runs are read through ``env.read_file`` (none by default).
+    """
+    return Unfolder(cwd, env).unfold(command)
 
 
 class Unfolder(Runners):

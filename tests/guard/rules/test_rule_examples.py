@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.rules import judge_unfolded, registry
-from domestique.guard.unfold import read_script, unfold_command
+from domestique.guard.unfold import unfold_command
 
 EXAMPLES = tomllib.loads(files("domestique.guard.rules").joinpath("examples.toml").read_text())
 CODE_RULES = sorted(
@@ -36,12 +37,13 @@ def test_every_code_rule_has_both_kinds_of_example() -> None:
 )
 def test_rule_example(rule_id: str, kind: str, command: str, project: Path, home: Path) -> None:
     """The rule alone (through its derived gate) yields a hit on ``fires``, none on ``quiet``."""
-    unfolded = unfold_command(command, cwd=str(project), read_file=read_script)
+    env = GuardEnv.from_process()
+    unfolded = unfold_command(command, cwd=str(project), env=env)
     hits, _ = judge_unfolded(
         command,
         unfolded,
         cwd=str(project),
-        domestique_home=str(home),
+        env=env,
         only=frozenset({rule_id}),
     )
     if kind == "fires":

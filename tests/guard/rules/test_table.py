@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from domestique.guard import analyze_command, judge_command
+from domestique.guard.env import GuardEnv
 from domestique.guard.rules import registry, table
-from domestique.guard.unfold import read_script, unfold_command
+from domestique.guard.unfold import unfold_command
 from domestique.policy import EffectivePolicy
 from domestique.records import Actor
 
@@ -18,7 +19,7 @@ CASES = [
 
 
 def _row_matches(row: table.Row, command: str, cwd: str) -> bool:
-    unfolded = unfold_command(command, cwd=cwd, read_file=read_script)
+    unfolded = unfold_command(command, cwd=cwd, env=GuardEnv.from_process())
     return any(
         inv.name in row.programs and row.matches(table.Args(inv.args, frozenset(inv.args)))
         for inv in unfolded.invocations

@@ -7,6 +7,7 @@ from typing import Any
 
 import ahocorasick
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.model import Invocation, Span, Word
 from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import (
@@ -119,9 +120,9 @@ ARTEFACT = re.compile(
 )
 
 
-def build_output(path: str, cwd: str | None) -> bool:
+def build_output(path: str, cwd: str | None, env: GuardEnv) -> bool:
     """Is ``path`` build output inside the project (``dist/x.whl``, ``target/release/app``)?"""
-    if ".." in path.split("/") or classify(path, cwd) is not Place.PROJECT:
+    if ".." in path.split("/") or classify(path, cwd, env) is not Place.PROJECT:
         return False
     if SENSITIVE_FILES.search(path) or CREDENTIAL_FILES.search(path):
         return False
@@ -158,20 +159,20 @@ SHELL_ARG = re.compile(
 )
 
 
-def system_wide(text: str, cwd: str | None) -> bool:
+def system_wide(text: str, cwd: str | None, env: GuardEnv) -> bool:
     """``/``, a system top folder (``/etc``, ``/var``, ``/usr/*``) or every home (``/home``).
 
     The user's own home (``~``) and the temp roots are not: a search there is ordinary work.
     """
-    if classify(text, cwd) is not Place.ROOT:
+    if classify(text, cwd, env) is not Place.ROOT:
         return False
-    canon = canonical_for_match(text, cwd)
+    canon = canonical_for_match(text, cwd, env)
     return canon.startswith("/") and canon.rstrip("/*") not in TEMP_TOPS
 
 
-def secret_root(text: str, cwd: str | None) -> bool:
+def secret_root(text: str, cwd: str | None, env: GuardEnv) -> bool:
     """``/``, ``/etc``, ``/var``, ``/srv`` or every home: where a blind search finds secrets."""
-    canon = canonical_for_match(text, cwd)
+    canon = canonical_for_match(text, cwd, env)
     return canon.startswith("/") and (canon.rstrip("/*") or "/") in SECRET_ROOTS
 
 
@@ -259,7 +260,7 @@ COMMON_TOOLS = frozenset(
 )  # fmt: skip
 
 
-def shadowed_tool(path: str, cwd: str | None) -> str | None:
+def shadowed_tool(path: str, cwd: str | None, env: GuardEnv) -> str | None:
     """The common program a file at ``path`` would shadow on PATH, or None."""
-    m = PATH_DIRS.match(canonical_for_match(path, cwd))
+    m = PATH_DIRS.match(canonical_for_match(path, cwd, env))
     return m.group(1) if m and m.group(1) in COMMON_TOOLS else None

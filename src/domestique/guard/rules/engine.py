@@ -11,6 +11,7 @@ from __future__ import annotations
 import operator
 import re
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.model import Hit, Invocation, Word
 from domestique.guard.names import SHELLS
 from domestique.guard.parse import Unfolded
@@ -87,7 +88,7 @@ def judge_unfolded(
     unfolded: Unfolded,
     *,
     cwd: str | None,
-    domestique_home: str | None,
+    env: GuardEnv,
     only: frozenset[str] | None = None,
 ) -> tuple[list[Hit], bool]:
     """Every hit for the unfolded command line, and whether it reaches the network.
@@ -100,7 +101,8 @@ def judge_unfolded(
     ctx = Context(
         command=command,
         cwd=cwd,
-        guard_re=_guard_re(domestique_home),
+        env=env,
+        guard_re=_guard_re(env.domestique_home),
         invs=invs,
         egress=egress,
         cred_reads=[],

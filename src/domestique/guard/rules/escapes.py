@@ -200,7 +200,7 @@ def _rule_container(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 src = re.split(r"(?:^|,)(?:src|source)=", value, maxsplit=1)[1].split(",")[0]
             else:
                 src = value.split(":", 1)[0]
-            if src and classify(src, ctx.cwd) in (Place.ROOT, Place.HOME, Place.SYSTEM):
+            if src and classify(src, ctx.cwd, ctx.env) in (Place.ROOT, Place.HOME, Place.SYSTEM):
                 yield Hit("cmd.privilege.container", f"{n} mounts the host's {src}", inv.span,
                           judged)  # fmt: skip
                 return

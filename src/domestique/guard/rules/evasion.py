@@ -151,7 +151,7 @@ def _rule_evasion(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                       rest[0].span, judged)  # fmt: skip
     elif n == "shred":
         _, targets = opts(inv.words[1:])
-        if targets and not any(classify(t.text, ctx.cwd) is Place.DEVICE for t in targets):
+        if targets and not any(classify(t.text, ctx.cwd, ctx.env) is Place.DEVICE for t in targets):
             # A disk device is cmd.device_write (see _rule_rm).
             yield Hit("cmd.evasion.shred", "shred overwrites files past recovery", inv.span,
                       judged)  # fmt: skip

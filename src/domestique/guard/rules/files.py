@@ -62,15 +62,17 @@ def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         return
     if n == "shred" and not ({"u", "--remove"} & flags):
         for t in targets:
-            if classify(t.text, ctx.cwd) in (Place.DEVICE,) and DISK.match(t.text):
+            if classify(t.text, ctx.cwd, ctx.env) in (Place.DEVICE,) and DISK.match(t.text):
                 yield Hit("cmd.device_write", "shred overwrites a disk device", t.span, judged)
         return
     base = cd_before(inv, ctx) if ctx.invs[0] is not inv else None
     for t in targets:
-        place = classify(t.text, ctx.cwd)
+        place = classify(t.text, ctx.cwd, ctx.env)
         if base is not None and place is Place.PROJECT_ROOT:
             # `cd ~ && rm -rf .`: the folder the line went to, not the working folder
-            moved = classify(posixpath.normpath(posixpath.join(normalize(base), t.text)), ctx.cwd)
+            moved = classify(
+                posixpath.normpath(posixpath.join(normalize(base), t.text)), ctx.cwd, ctx.env
+            )
             place = moved if moved is not Place.VARIABLE else place
         if not t.literal and place not in (Place.ROOT, Place.HOME, Place.TEMP, Place.PROJECT):
             place = Place.VARIABLE if t.text.startswith("$") else place
@@ -81,7 +83,9 @@ def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 )
             else:
                 yield Hit("cmd.destructive.rm_outside", f"deletes {t.text}", t.span, judged)
-        elif place is Place.HOME and _HOME_CACHES.match(canonical_for_match(t.text, ctx.cwd)):
+        elif place is Place.HOME and _HOME_CACHES.match(
+            canonical_for_match(t.text, ctx.cwd, ctx.env)
+        ):
             continue  # a package manager's download cache: rebuilt on the next install
         elif place in (Place.SYSTEM, Place.HOME, Place.OUTSIDE):
             yield Hit(
@@ -130,10 +134,12 @@ def _rule_find(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     roots = [w for w in inv.words[1:] if not w.text.startswith(("-", "(", "!"))][:1]
     base = cd_before(inv, ctx) if ctx.invs[0] is not inv else None
     for r in roots or [Word(".", True, inv.span)]:
-        place = classify(r.text, ctx.cwd)
+        place = classify(r.text, ctx.cwd, ctx.env)
         if base is not None and place in (Place.PROJECT_ROOT, Place.PROJECT):
             # `cd ~ && find . -delete`: under the folder the line went to
-            moved = classify(posixpath.normpath(posixpath.join(normalize(base), r.text)), ctx.cwd)
+            moved = classify(
+                posixpath.normpath(posixpath.join(normalize(base), r.text)), ctx.cwd, ctx.env
+            )
             place = moved if moved is not Place.VARIABLE else place
         if r.text.rstrip("/") in TEMP_TOPS:
             continue  # old files under /tmp: the scratch space `rm -rf /tmp/*` may clear too
@@ -226,7 +232,7 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             continue  # no path that could name a start-up, account, history or guard file
         via_redirect = bool(redirected) and any(t is r for r in redirected)
         text = t.text.split("=", 1)[1] if t.text.startswith(("of=", "--output=")) else t.text
-        path = canonical_for_match(text, ctx.cwd)
+        path = canonical_for_match(text, ctx.cwd, ctx.env)
         if path in seen:
             continue
         seen.add(path)
@@ -248,7 +254,7 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         ):
             yield Hit("cmd.history_wipe", f"{n} changes history or logs ({text})", t.span, judged)
     if n in ("ln",) and args and args[0] in ("-s", "-sf", "-fs") and len(args) >= 3:
-        dest = canonical_for_match(args[-1], ctx.cwd)
+        dest = canonical_for_match(args[-1], ctx.cwd, ctx.env)
         if args[-2] == "/dev/null" and HISTORY_FILES.search(dest):
             yield Hit("cmd.history_wipe", "history linked to /dev/null", inv.span, judged)
 
@@ -310,7 +316,10 @@ def _rule_move_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if not target_given:
         sources = sources[:-1]
     for w in sources:
-        if classify(w.text, ctx.cwd) is Place.ROOT and w.text.rstrip("/*") not in ("", "."):
+        if classify(w.text, ctx.cwd, ctx.env) is Place.ROOT and w.text.rstrip("/*") not in (
+            "",
+            ".",
+        ):
             yield Hit("cmd.destructive.rm_root", f"mv moves {w.text} away", w.span, inv.render())
             return
 
@@ -334,7 +343,7 @@ def _rule_chown(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     flags, rest = opts(inv.words[1:])
     judged = inv.render()
     for t in rest[1:]:
-        place = classify(t.text, ctx.cwd)
+        place = classify(t.text, ctx.cwd, ctx.env)
         if place in (Place.ROOT, Place.SYSTEM) or (
             place is Place.HOME and "R" in flags and t.text.rstrip("/") in ("~",)
         ):
@@ -366,13 +375,13 @@ def _rule_chmod(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     wide = any(_WORLD_WRITABLE.match(p) for p in mode.split(",")) or mode in ("777", "0777", "666")
     recursive = bool({"R", "--recursive"} & flags)
     for t in rest[1:]:
-        place = classify(t.text, ctx.cwd)
+        place = classify(t.text, ctx.cwd, ctx.env)
         if (place is Place.ROOT and (wide or recursive)) or (place is Place.SYSTEM and wide):
             yield Hit("cmd.privilege.permissions", f"chmod {mode} on {t.text}", t.span, judged)
         elif (
             place is Place.HOME
             and wide
-            and CREDENTIAL_FILES.search(canonical_for_match(t.text, ctx.cwd))
+            and CREDENTIAL_FILES.search(canonical_for_match(t.text, ctx.cwd, ctx.env))
         ):
             yield Hit("cmd.privilege.permissions", f"chmod {mode} opens {t.text}", t.span, judged)
 
@@ -562,7 +571,7 @@ def _rule_system_settings(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     for t in targets:
         if "etc/" not in t.text and "share/" not in t.text:
             continue
-        path = canonical_for_match(t.text, ctx.cwd)
+        path = canonical_for_match(t.text, ctx.cwd, ctx.env)
         if _HOSTS_OR_DNS.search(path):
             yield Hit("cmd.network_config", f"{n} changes {t.text}", t.span, judged)
             return
@@ -680,7 +689,7 @@ def _inert_project_write(inv: Invocation, ctx: Context, me: int) -> bool:
         if (
             not base
             or base.startswith(".")
-            or classify(t, ctx.cwd) is not Place.PROJECT
+            or classify(t, ctx.cwd, ctx.env) is not Place.PROJECT
             or any(base in w for w in later)
             or not _DATA_FILE.search(t)
         ):

@@ -78,7 +78,7 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         flags, paths = opts(rest[1:])
         # -X removes only ignored files (build output); a pathspec of build folders is the same
         only_output = "X" in flags or (
-            bool(paths) and all(build_output(p.text, ctx.cwd) for p in paths)
+            bool(paths) and all(build_output(p.text, ctx.cwd, ctx.env) for p in paths)
         )
         if (
             ("f" in flags or "--force" in flags)

@@ -172,7 +172,9 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             len(paths) >= 2
             and REMOTE_PATH.match(paths[-1])
             and local
-            and not all(build_output(p, ctx.cwd) for p in local)  # a deploy of build output
+            and not all(
+                build_output(p, ctx.cwd, ctx.env) for p in local
+            )  # a deploy of build output
         ):
             yield Hit("cmd.file_transfer", f"{n} copies local files to {paths[-1].split(':')[0]}",
                       inv.span, inv.render())  # fmt: skip
@@ -226,7 +228,10 @@ def _rule_file_server(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         return
     if folder is None:
         folder = cd_before(inv, ctx)
-    if folder is not None and classify(folder, ctx.cwd) in (*OUTSIDE_PLACES, Place.VARIABLE):
+    if folder is not None and classify(folder, ctx.cwd, ctx.env) in (
+        *OUTSIDE_PLACES,
+        Place.VARIABLE,
+    ):
         yield Hit("cmd.remote_access", f"{n} serves {folder} to the network", inv.span,
                   inv.render())  # fmt: skip
 
@@ -402,7 +407,7 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
         if downloads(inv):
             for p in _saved_paths(inv):
                 saved[p] = ("download", inv)
-                tool = shadowed_tool(p, ctx.cwd)
+                tool = shadowed_tool(p, ctx.cwd, ctx.env)
                 if tool:
                     shadows[tool] = inv
         elif decodes(inv) and inv.name not in ("echo", "printf"):
@@ -448,7 +453,7 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
         if not cred_hint(w.text):
             continue
         for piece in (w.text, *_SPLIT_PIECES.split(w.text)):
-            if piece and CREDENTIAL_FILES.search(canonical_for_match(piece, ctx.cwd)):
+            if piece and CREDENTIAL_FILES.search(canonical_for_match(piece, ctx.cwd, ctx.env)):
                 out.append(w)
                 break
     return out
@@ -492,7 +497,7 @@ def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
         for i in inv.upstream:
             f = invs[i]
             if f.name in ("tar", "zip", "7z", "cpio", "rsync", "cat", "find", "gzip") and any(
-                classify(w.text, ctx.cwd) is Place.ROOT for w in f.words[1:]
+                classify(w.text, ctx.cwd, ctx.env) is Place.ROOT for w in f.words[1:]
                 if not w.text.startswith("-")
             ):  # fmt: skip
                 yield Hit("cmd.exfiltration", f"{f.name} of a home or system root is sent away",
@@ -544,7 +549,9 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
                 ]
                 for w in [*words, *(r.target for r in f.redirects if r.reads)]:
                     for piece in _SENSITIVE_PIECES.split(w.text):
-                        if piece and SENSITIVE_FILES.search(canonical_for_match(piece, ctx.cwd)):
+                        if piece and SENSITIVE_FILES.search(
+                            canonical_for_match(piece, ctx.cwd, ctx.env)
+                        ):
                             if f.name in ("ssh", "scp", "git") and f is inv and f.name != "scp":
                                 continue
                             yield Hit(

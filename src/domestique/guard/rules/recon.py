@@ -100,7 +100,7 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         flags, rest = opts(inv.words[1:])
         recursive = _RECURSIVE_LISTERS[n] in flags or "--recursive" in flags
         for w in rest if recursive else ():
-            if secret_root(w.text, ctx.cwd):
+            if secret_root(w.text, ctx.cwd, ctx.env):
                 yield Hit("cmd.recon", f"{n} lists all of {w.text} recursively", w.span, judged)
                 return
         return
@@ -114,7 +114,7 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             yield Hit("cmd.recon", "awk lists the root-equivalent accounts", inv.span, judged)
         elif _PERMISSION_FILTER.search(program) and any(
             u.name == "ls" and "R" in opts(u.words[1:])[0]
-            and any(system_wide(w.text, ctx.cwd) for w in opts(u.words[1:])[1])
+            and any(system_wide(w.text, ctx.cwd, ctx.env) for w in opts(u.words[1:])[1])
             for u in ups
         ):  # fmt: skip
             yield Hit("cmd.recon", "awk picks writable or setuid entries from a system listing",
@@ -133,11 +133,11 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     if _FIND_RECON_TESTS.isdisjoint(args):
         place, wide, system = Place.PROJECT, False, False
     else:
-        place = classify(roots[0], ctx.cwd)
+        place = classify(roots[0], ctx.cwd, ctx.env)
         wide = place in (Place.ROOT, Place.SYSTEM, Place.HOME, Place.VARIABLE) or (
             place is Place.OUTSIDE
         )
-        system = secret_root(roots[0], ctx.cwd)
+        system = secret_root(roots[0], ctx.cwd, ctx.env)
     for i, a in enumerate(args if wide or system else ()):
         if a not in _FIND_RECON_TESTS:
             continue
@@ -195,8 +195,8 @@ def _recon_grep(inv: Invocation, ctx: Context, judged: str) -> Iterator[Hit]:
             u.args[0] for u in (ctx.invs[i] for i in inv.upstream) if u.name == "cat" and u.args
         ]
         for p in hunted:
-            canon = canonical_for_match(p, ctx.cwd)
-            if classify(p, ctx.cwd) is Place.ROOT or HISTORY_FILES.search(canon):
+            canon = canonical_for_match(p, ctx.cwd, ctx.env)
+            if classify(p, ctx.cwd, ctx.env) is Place.ROOT or HISTORY_FILES.search(canon):
                 yield Hit("cmd.recon", f"{n} hunts for passwords in {p}", inv.span, judged)
                 return
     recursive = n in ("rg", "ag", "ack") or bool(
@@ -204,7 +204,7 @@ def _recon_grep(inv: Invocation, ctx: Context, judged: str) -> Iterator[Hit]:
     )
     if recursive:
         for p in paths:
-            if secret_root(p, ctx.cwd):
+            if secret_root(p, ctx.cwd, ctx.env):
                 yield Hit("cmd.recon", f"{n} searches every file under {p}", inv.span, judged)
                 return
 
@@ -292,7 +292,7 @@ def _rule_collection(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     flat = " ".join(w.text for w in words) + " " + " ".join(r.target.text for r in inv.redirects)
     if n != "cat" and any(map(flat.lower().__contains__, _MAIL_HINTS)):
         for w in [*words, *(r.target for r in inv.redirects)]:
-            if _MAIL_STORES.search(canonical_for_match(w.text, ctx.cwd)):
+            if _MAIL_STORES.search(canonical_for_match(w.text, ctx.cwd, ctx.env)):
                 yield Hit("cmd.collection", f"{n} copies or changes a mail store ({w.text})",
                           w.span, judged)  # fmt: skip
                 return
@@ -309,15 +309,15 @@ def _rule_collection(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             text = w.text
             if base and not text.startswith(("/", "~", "$")):
                 text = posixpath.join(base, text)  # `cd /etc && tar czf - *`
-            canon = canonical_for_match(text, ctx.cwd)
-            if canon == "~" or system_wide(text, ctx.cwd) or _LOGIN_RECORDS.search(canon):
+            canon = canonical_for_match(text, ctx.cwd, ctx.env)
+            if canon == "~" or system_wide(text, ctx.cwd, ctx.env) or _LOGIN_RECORDS.search(canon):
                 yield Hit("cmd.collection", f"{n} packs {text}", w.span, judged)
                 return
             if _HOME_CHILD_VARIABLE.fullmatch(canon):  # `$HOME/$USERNAME`: unset packs all home
                 yield Hit("cmd.collection", f"{n} packs {text} (the whole home if the variable "
                           "is empty)", w.span, judged)  # fmt: skip
                 return
-            if password and classify(text, ctx.cwd) in OUTSIDE_PLACES:
+            if password and classify(text, ctx.cwd, ctx.env) in OUTSIDE_PLACES:
                 yield Hit("cmd.collection", f"{n} packs {text} under a password", w.span, judged)
                 return
         return
@@ -330,7 +330,7 @@ def _rule_collection(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             encrypts = any(a in ("-c", "--symmetric", "-e", "--encrypt") for a in args)
             sources = [a for a in args[-1:] if not a.startswith("-")]
         for src in sources if encrypts else ():
-            if classify(src, ctx.cwd) in OUTSIDE_PLACES:
+            if classify(src, ctx.cwd, ctx.env) in OUTSIDE_PLACES:
                 yield Hit("cmd.collection", f"{n} encrypts {src} from outside the project",
                           inv.span, judged)  # fmt: skip
                 return

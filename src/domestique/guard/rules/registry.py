@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.model import Hit, Invocation, Word
 
 
@@ -51,6 +52,7 @@ class Context:
 
     command: str
     cwd: str | None
+    env: GuardEnv
     guard_re: re.Pattern[str]
     invs: list[Invocation]
     egress: list[int]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.model import Hit, Invocation, Span
 from domestique.guard.names import ENV_CLEARED, SHELLS
 from domestique.guard.paths import (
@@ -41,7 +42,14 @@ _TLS_OFF_VARIABLES: dict[str, tuple[str, ...]] = {
 
 
 def assignment_hit(
-    name: str, value: str, span: Span, judged: str, *, exported: bool = True, program: str = ""
+    name: str,
+    value: str,
+    span: Span,
+    judged: str,
+    env: GuardEnv,
+    *,
+    exported: bool = True,
+    program: str = "",
 ) -> Iterator[Hit]:
     """Hits for ``name=value``: exported (or a statement) unless ``exported`` is False, in which
     case it is set for one run of ``program`` only (``HTTPS_PROXY=… curl`` routes that curl, not
@@ -65,7 +73,7 @@ def assignment_hit(
     elif (
         name in ("LD_PRELOAD", "DYLD_INSERT_LIBRARIES")
         and value
-        and (exported or classify(value, None) not in (Place.PROJECT, Place.PROJECT_ROOT))
+        and (exported or classify(value, None, env) not in (Place.PROJECT, Place.PROJECT_ROOT))
     ):
         yield Hit("cmd.privilege.setuid", f"{name} injects a library into later commands", span,
                   judged)  # fmt: skip
@@ -102,14 +110,14 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         elif n in ("kill", "pkill", "killall"):
             named = "domestique" in w.text.lower() and n != "kill"
         elif "domestique" in w.text.lower():
-            named = bool(ctx.guard_re.search(canonical_for_match(w.text, ctx.cwd)))
+            named = bool(ctx.guard_re.search(canonical_for_match(w.text, ctx.cwd, ctx.env)))
         if named:
             yield Hit("cmd.guard_tamper", f"{n} targets Domestique ({w.text[:60]})", w.span,
                       judged)  # fmt: skip
             return
     if n in ("ln", "cp", "mv", "install") and len(words) >= 2:
         dest = words[-1]
-        tool = shadowed_tool(dest.text, ctx.cwd)
+        tool = shadowed_tool(dest.text, ctx.cwd, ctx.env)
         if tool and n == "ln" and any(w.text.startswith("-") and "s" in w.text for w in words):
             yield Hit("cmd.persistence", f"a link in a PATH folder shadows {tool}", dest.span,
                       judged)  # fmt: skip
@@ -134,7 +142,7 @@ def _rule_export(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if nameref and value in CONTROL_VARIABLES:
             yield Hit("cmd.guard_tamper", f"{name} is made a reference to {value}", sp, judged)
         if eq:
-            yield from assignment_hit(name, value, sp, judged)
+            yield from assignment_hit(name, value, sp, judged, ctx.env)
 
 
 @rule(programs=(), also=("env",))
@@ -147,14 +155,14 @@ def _rule_env_prefix(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.guard_tamper", f"{n} starts with an emptied environment", sp, judged)
     for k, v in inv.env.items():
         if k != ENV_CLEARED:
-            yield from assignment_hit(k, v, sp, judged, exported=False, program=n)
+            yield from assignment_hit(k, v, sp, judged, ctx.env, exported=False, program=n)
 
 
 @line_rule(facts=("assignments",))
 def _rule_assignments(ctx: Context) -> Iterator[Hit]:
     """Bare ``NAME=value`` statements: they hold for the rest of the shell session."""
     for name, value in ctx.assignments:
-        yield from assignment_hit(name, value.text, value.span, f"{name}={value.text}")
+        yield from assignment_hit(name, value.text, value.span, f"{name}={value.text}", ctx.env)
 
 
 _TIMER_OPTIONS = (
