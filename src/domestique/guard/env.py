@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_SCRIPT_BYTES = 256 * 1024  # a script the command runs is read up to this size
 
@@ -27,13 +27,13 @@ def read_script(path: str) -> bytes | None:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class GuardEnv:
+class GuardEnv(NamedTuple):
     """What the guard may know of the machine.
 
     ``home`` and ``tmpdir`` are HOME and TMPDIR (empty: unset), used to say where a path points;
     ``domestique_home`` is DOMESTIQUE_HOME (the guard's own files, protected); ``read_file``
-    reads a script the command runs (None: scripts are not read, and say so).
+    reads a script the command runs (None: scripts are not read, and say so). A tuple: cheap
+    to build on every judgement, immutable, and hashable for the guard's caches.
     """
 
     home: str = ""
@@ -44,13 +44,8 @@ class GuardEnv:
     @classmethod
     def from_process(cls) -> GuardEnv:
         """The running process's HOME, TMPDIR and DOMESTIQUE_HOME, and the file system."""
-        environ = os.environ
-        return cls(
-            environ.get("HOME", ""),
-            environ.get("TMPDIR", ""),
-            environ.get("DOMESTIQUE_HOME"),
-            read_script,
-        )
+        get = os.environ.get
+        return cls(get("HOME", ""), get("TMPDIR", ""), get("DOMESTIQUE_HOME"), read_script)
 
     def expand_user(self, path: str) -> str:
         """``~`` and ``~/x`` with HOME put in (``~user`` is left alone)."""

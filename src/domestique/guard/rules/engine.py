@@ -28,12 +28,13 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
 )
 from domestique.guard.rules.common import cred_hint, is_egress
 from domestique.guard.rules.registry import (
+    LINE_FACTS,
     LINE_RULES,
     RULES,
     Context,
     Facts,
     InvocationRule,
-    LineFacts,
+    line_mask,
 )
 from domestique.guard.rules.vocab import NETWORK
 from domestique.guard.wrappers import WRAPPERS
@@ -49,12 +50,16 @@ def find_may_delete(inv: Invocation) -> bool:
     return "-delete" in args or any(map(_ENDS_DELETER, args))
 
 
-def facts(inv: Invocation) -> Facts:
-    """The facts the per-invocation gates read (the rule-selection cache key)."""
+def rules_for(inv: Invocation) -> tuple[InvocationRule, ...]:
+    """The rules whose gate passes for ``inv``, in registration order.
+
+    Cached per :class:`Facts` value (bounded), built here as a plain tuple: cheaper than the
+    named tuple on every invocation, which is made only when the selection is worked out.
+    """
     words = inv.words
     n = inv.name
     many = len(words) > 1
-    return Facts(
+    key = (
         n,
         bool(inv.redirects),
         bool(inv.env),
@@ -65,20 +70,22 @@ def facts(inv: Invocation) -> Facts:
         n == "find" and find_may_delete(inv),
         bool(inv.wrapped),
     )
-
-
-def rules_for(inv: Invocation) -> tuple[InvocationRule, ...]:
-    """The rules whose gate passes for ``inv``, in registration order (cached per facts)."""
-    key = facts(inv)
     rules = _RULES_FOR.get(key)
     if rules is None:
-        rules = tuple(r.fn for r in RULES if r.gate(key))
+        f = Facts(*key)
+        rules = tuple(r.fn for r in RULES if r.gate(f))
         if len(_RULES_FOR) >= 4096:
             _RULES_FOR.clear()
         _RULES_FOR[key] = rules
     return rules
 
 
+_EGRESS, _CRED_READS, _EXEC_DATA, _PRIVILEGED, _NON_ASCII, _ASSIGNMENTS = (
+    line_mask((f,)) for f in LINE_FACTS
+)
+_LINE_PROGRAMS = frozenset().union(*(spec.programs for spec in LINE_RULES))
+# (mask, programs, rule, id) per line rule: the gate tested inline (it runs on most lines)
+_LINE_GATES = tuple((spec.mask, spec.programs, spec.fn, spec.id) for spec in LINE_RULES)
 _PRIVILEGED_VIA = evasion.PRIVILEGED_VIA
 _TEMP_EXEC = evasion.TEMP_EXEC
 
@@ -144,18 +151,18 @@ def judge_unfolded(
     hinted = cred_hint("\n".join(texts))
     if hinted or code_creds:
         _collect_cred_reads(ctx, words_too=hinted)
-    line = LineFacts(
-        frozenset(names),
-        bool(egress),
-        bool(ctx.cred_reads),
-        exec_data,
-        privileged,
-        not command.isascii(),
-        bool(unfolded.assignments),
+    mask = (
+        (_EGRESS if egress else 0)
+        | (_CRED_READS if ctx.cred_reads else 0)
+        | (_EXEC_DATA if exec_data else 0)
+        | (_PRIVILEGED if privileged else 0)
+        | (0 if command.isascii() else _NON_ASCII)
+        | (_ASSIGNMENTS if unfolded.assignments else 0)
     )
-    for spec in LINE_RULES:
-        if (only is None or spec.id in only) and spec.gate(line):
-            hits.extend(spec.fn(ctx))
+    if mask or not _LINE_PROGRAMS.isdisjoint(names):  # most lines: no line rule can fire
+        for bits, programs, line_fn, rid in _LINE_GATES:
+            if (bits & mask or not programs.isdisjoint(names)) and (only is None or rid in only):
+                hits.extend(line_fn(ctx))
     return hits, bool(egress)
 
 

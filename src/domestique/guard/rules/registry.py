@@ -34,16 +34,15 @@ class Facts(NamedTuple):
     wrapped: bool  # it runs through a wrapper (``sudo``, ``xargs``, ``systemd-run`` …)
 
 
-class LineFacts(NamedTuple):
-    """What a whole-line gate may look at."""
-
-    names: frozenset[str]  # every program name in the line
-    egress: bool  # some invocation reaches the network
-    cred_reads: bool  # some word names a credential file
-    exec_data: bool  # some invocation runs data it is fed as code
-    privileged: bool  # sudo and friends, or a program run from a temp folder
-    non_ascii: bool  # the command line holds a non-ASCII character
-    assignments: bool  # the line holds bare ``NAME=value`` statements
+# What a whole-line gate may look at, besides the program names in the line (a bit each):
+LINE_FACTS = (
+    "egress",  # some invocation reaches the network
+    "cred_reads",  # some word names a credential file
+    "exec_data",  # some invocation runs data it is fed as code
+    "privileged",  # sudo and friends, or a program run from a temp folder
+    "non_ascii",  # the command line holds a non-ASCII character
+    "assignments",  # the line holds bare ``NAME=value`` statements
+)
 
 
 @dataclass(slots=True)
@@ -72,7 +71,7 @@ def position(ctx: Context, inv: Invocation) -> int:
 InvocationRule = Callable[[Invocation, Context], Iterator[Hit]]
 LineRule = Callable[[Context], Iterator[Hit]]
 _FACT_NAMES = frozenset(Facts._fields) - {"name"}
-_LINE_FACT_NAMES = frozenset(LineFacts._fields) - {"names"}
+_LINE_FACT_NAMES = frozenset(LINE_FACTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,16 +91,29 @@ class Rule:
     args: bool
     when: str | None
     also: tuple[str, ...]
+    also_at: tuple[int, ...]  # positions of ``also`` in Facts
+    when_at: int  # position of ``when`` in Facts, -1 for none
 
     def gate(self, f: Facts) -> bool:
-        if any(getattr(f, a) for a in self.also):
-            return True
-        n = f.name
-        if self.programs is None:
-            named = n not in self.except_programs
-        else:
-            named = n in self.programs or (bool(self.prefixes) and n.startswith(self.prefixes))
-        return named and (f.args or not self.args) and (self.when is None or getattr(f, self.when))
+        """Could the rule fire on an invocation with these facts? (Runs on a cache miss.)"""
+        for i in self.also_at:
+            if f[i]:
+                return True
+        n = f[0]
+        programs = self.programs
+        if programs is None:
+            if n in self.except_programs:
+                return False
+        elif n not in programs and not (self.prefixes and n.startswith(self.prefixes)):
+            return False
+        if self.args and not f.args:
+            return False
+        return self.when_at < 0 or bool(f[self.when_at])
+
+
+def line_mask(facts: Collection[str]) -> int:
+    """The bits of ``LINE_FACTS`` named in ``facts``."""
+    return sum(1 << LINE_FACTS.index(f) for f in set(facts))
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +124,11 @@ class LineRuleSpec:
     fn: LineRule
     programs: frozenset[str]
     facts: tuple[str, ...]
+    mask: int  # line_mask(facts)
 
-    def gate(self, f: LineFacts) -> bool:
-        return not self.programs.isdisjoint(f.names) or any(getattr(f, a) for a in self.facts)
+    def gate(self, names: set[str], mask: int) -> bool:
+        """``names``: the programs in the line; ``mask``: the line facts that hold."""
+        return bool(self.mask & mask) or not self.programs.isdisjoint(names)
 
 
 RULES: list[Rule] = []
@@ -158,6 +172,8 @@ def rule(
                 args,
                 when,
                 also,
+                tuple(Facts._fields.index(a) for a in also),
+                -1 if when is None else Facts._fields.index(when),
             )
         )
         return fn
@@ -175,7 +191,7 @@ def line_rule(
     def register(fn: LineRule) -> LineRule:
         rid = _rule_id(fn)
         _unique(rid)
-        LINE_RULES.append(LineRuleSpec(rid, fn, frozenset(programs), facts))
+        LINE_RULES.append(LineRuleSpec(rid, fn, frozenset(programs), facts, line_mask(facts)))
         return fn
 
     return register
