@@ -135,19 +135,28 @@ class Runners(Walker):
                 else:
                     self._analyze(code, lang, inv, ctx)
                 return True
-            cats = [f for f in feeders if f.name == "cat" and len(f.words) > 1]
-            if (
-                feeders
-                and len(cats) == len(feeders)
-                and all(w.literal for c in cats for w in c.words)
-            ):
-                for c in cats:
-                    for w in c.words[1:]:
-                        if not w.text.startswith("-"):
-                            self._run_file(w.text, inv, ctx, explicit=True, lang=lang)
+            self.run_cat_files(feeders, inv, ctx, lang)
             inv.exec_data = (*inv.exec_data, *inv.upstream)
             return True
         return False
+
+    def run_cat_files(
+        self, feeders: list[Invocation], inv: Invocation, ctx: Ctx, lang: str = "shell"
+    ) -> bool:
+        """Feeders that are all ``cat FILE…`` (or ``$(< FILE)``) of literal names: the files'
+        text is the code ``inv`` runs, read and judged like a script (``bash FILE``). False when
+        some feeder is no such cat (a file named by a variable is judged as generated text, an
+        opaque command, by the rules)."""
+        cats = [f for f in feeders if f.name == "cat" and len(f.words) > 1]
+        if not feeders or len(cats) != len(feeders):
+            return False
+        if not all(w.literal for c in cats for w in c.words):
+            return False
+        for c in cats:
+            for w in c.words[1:]:
+                if not w.text.startswith("-"):
+                    self._run_file(w.text, inv, ctx, explicit=True, lang=lang)
+        return True
 
     def _interpreter(
         self, inv: Invocation, ctx: Ctx, lang: str, text_subs: tuple[int, ...]

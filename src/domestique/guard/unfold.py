@@ -328,6 +328,10 @@ class Unfolder(Runners):
             return
         if subs:
             idx_inv.exec_data = (*idx_inv.exec_data, *subs)
+            if word.text.strip().startswith(("$(", "`", '"$(')):
+                # `eval "$(cat FILE)"`, `bash -c "$(< FILE)"`: FILE's text is the code run,
+                # judged as a script, like `bash FILE` and `cat FILE | bash`
+                self.run_cat_files(feeders, idx_inv, ctx)
         known = _substitute_known(word.text, self.vars)
         if known is not None:
             self.nested(known, ctx._replace(upstream=idx_inv.upstream), word.span, via)
