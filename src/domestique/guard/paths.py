@@ -184,7 +184,9 @@ CREDENTIAL_FILES = re.compile(
 )
 # Files that often hold secrets but are also read for ordinary work: only sending them counts.
 SENSITIVE_FILES = re.compile(
-    r"(?:^|/)(?:\.env(?:\.[\w.-]+)?(?<!\.example)(?<!\.sample)(?<!\.template)$|etc/passwd$|"
+    r"(?:^|/)(?:"
+    + ENV_FILE  # the same environment files as CREDENTIAL_FILES (domestique.sensitive_paths)
+    + r"|etc/passwd$|"
     # a credential folder as a whole (tar, scp -r, rsync): listing it is ordinary, sending it is not
     r"(?:\.ssh|\.aws|\.kube|\.docker|\.azure|\.config/gcloud|\.password-store)/?$|"
     # a browser's profile folder holds its cookies and saved passwords
