@@ -112,6 +112,14 @@ def test_the_process_environment_is_read_only_by_from_process(
     assert GuardEnv().read_file is None
     assert env.expand_user("~/x.sh") == "/home/z/x.sh"
     assert env.expand_user("~bob/x") == "~bob/x"
+    # every change is seen by the next call (the guard keeps a decoded copy per raw value)
+    monkeypatch.setenv("HOME", "/home/y")
+    monkeypatch.delenv("TMPDIR")
+    again = GuardEnv.from_process()
+    assert (again.home, again.tmpdir, again.domestique_home) == ("/home/y", "", "/dq")
+    monkeypatch.setenv("HOME", "/home/z")
+    monkeypatch.setenv("TMPDIR", "/t/")
+    assert GuardEnv.from_process() == env
 
 
 @pytest.mark.parametrize(

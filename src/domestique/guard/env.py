@@ -43,7 +43,27 @@ class GuardEnv(NamedTuple):
 
     @classmethod
     def from_process(cls) -> GuardEnv:
-        """The running process's HOME, TMPDIR and DOMESTIQUE_HOME, and the file system."""
+        """The running process's HOME, TMPDIR and DOMESTIQUE_HOME, and the file system.
+
+        Read on every call (a test or a shell may change the environment between two
+        judgements), and cheap: the raw values are looked up in ``os.environ``'s own mapping
+        and the decoded GuardEnv is kept per raw triple (``os.environ.get`` encodes the name
+        and decodes the value on each call, a few microseconds per judgement).
+        """
+        data = _ENVIRON_DATA
+        if data is None:
+            return cls._read()
+        raw = (data.get(_RAW_KEYS[0]), data.get(_RAW_KEYS[1]), data.get(_RAW_KEYS[2]))
+        env = _BY_RAW.get(raw)
+        if env is None:
+            env = cls._read()
+            if len(_BY_RAW) >= 64:
+                _BY_RAW.clear()
+            _BY_RAW[raw] = env
+        return env
+
+    @classmethod
+    def _read(cls) -> GuardEnv:
         get = os.environ.get
         return cls(get("HOME", ""), get("TMPDIR", ""), get("DOMESTIQUE_HOME"), read_script)
 
@@ -53,5 +73,15 @@ class GuardEnv(NamedTuple):
             return self.home.rstrip("/") + path[1:] if path != "~" else self.home
         return path
 
+
+# os.environ keeps the process environment in a dict of encoded names and values; on POSIX
+# ``os.environ[name] = value``, ``del os.environ[name]`` and ``os.environ.update`` all update
+# that dict, so a lookup there sees every change os.environ sees. Elsewhere (no such dict):
+# os.environ.get on every call.
+_ENVIRON_DATA: dict[bytes, bytes] | None = (
+    getattr(os.environ, "_data", None) if os.name == "posix" else None
+)
+_RAW_KEYS = (b"HOME", b"TMPDIR", b"DOMESTIQUE_HOME")
+_BY_RAW: dict[tuple[bytes | None, bytes | None, bytes | None], GuardEnv] = {}
 
 NO_MACHINE = GuardEnv()  # no HOME, no TMPDIR, no files: what a pure test judges against
