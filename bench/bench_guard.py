@@ -30,7 +30,7 @@ os.environ.setdefault("DOMESTIQUE_HOME", tempfile.mkdtemp(prefix="dq-bench-"))
 
 from domestique.detect import default_scanner
 from domestique.guard import identify_subject, judge_command
-from domestique.guard.unfold import simple_commands
+from domestique.guard.simple import simple_commands
 from domestique.policy import load_policy
 from domestique.records import Actor
 

@@ -24,6 +24,27 @@ ENV_FILE = (
 _ENV_FILE_RE = re.compile(r"(?:^|/)" + ENV_FILE, re.IGNORECASE)
 
 
+# One sample path for each kind of credential file the guard knows (``guard.paths``): the tests
+# check that the guard's regular expression, its cheap credential-word prefilter and its fast
+# path all agree on every one (a prefilter that missed one would let a read of it go unjudged).
+CREDENTIAL_SAMPLES = (
+    ".env", "prod.env", "app/.env.local", "~/.ssh/id_ed25519", "~/.ssh/identity",
+    "~/.ssh/deploy.pem", "~/.ssh/*", "~/.aws/credentials", "~/.aws/config",
+    "~/.config/gcloud/application_default_credentials.json",
+    "~/.config/gcloud/credentials.db", "~/.azure/accessTokens.json", "~/.kube/config",
+    "~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.npmrc", "~/.pypirc",
+    "~/.pgpass", "~/.my.cnf", "~/.config/gh/hosts.yml", "~/.gnupg/secring.gpg",
+    "~/.password-store/email.gpg", "/etc/shadow", "/etc/gshadow", "/etc/sudoers",
+    "~/.vault-token", "~/.terraform.d/credentials.tfrc.json",
+    "~/Library/Keychains/login.keychain-db", "~/.mozilla/firefox/x.default/logins.json",
+    "~/.config/google-chrome/Default/Login Data", "~/.config/chromium/Default/Cookies",
+    "~/.mozilla/firefox/x.default/key4.db", "/proc/self/environ", "/proc/1/environ",
+    "/var/run/secrets/kubernetes.io/serviceaccount/token", "~/.oci/config",
+    "~/.local/share/keyrings/login.keyring", "credentials.json", "~/.config/hub",
+    "~/.config/rclone/rclone.conf",
+)  # fmt: skip
+
+
 def is_env_file(path: str) -> bool:
     """True for an environment file (not an example or template of one)."""
     return _ENV_FILE_RE.search(path) is not None

@@ -122,6 +122,35 @@ def test_script_written_by_another_tool_is_read(policy: EffectivePolicy, repo: P
     assert action("bash setup.sh", policy, repo) is Action.DENY
 
 
+@pytest.mark.parametrize(
+    "command",
+    ['eval "$(cat setup.sh)"', 'bash -c "$(cat setup.sh)"', 'sh -c "$(< setup.sh)"',
+     "eval `cat ./setup.sh`", "cat setup.sh | bash", "bash < setup.sh"],
+)  # fmt: skip
+def test_a_file_read_into_eval_or_sh_c_is_judged(
+    command: str, policy: EffectivePolicy, repo: Path
+) -> None:
+    """A file's text given to eval or ``sh -c`` through a substitution is read and judged like
+    the script it is, as ``cat FILE | bash`` already was (it ran unread before)."""
+    (repo / "setup.sh").write_text("#!/bin/sh\nrm -rf ~\n")
+    assert action(command, policy, repo) is Action.DENY
+    (repo / "setup.sh").write_text("#!/bin/sh\nmake all\n")
+    assert action(command, policy, repo) is Action.ALLOW
+
+
+@pytest.mark.parametrize(
+    "command", ['eval "$X"', 'bash -c "$X"', 'eval "$(cat "$F")"', 'bash -c "$(cat "$F")"']
+)
+def test_code_eval_and_sh_c_cannot_read_is_opaque_for_both(
+    command: str, policy: EffectivePolicy
+) -> None:
+    """Code from a variable, or from a file named by one, denies the same way for eval and
+    ``sh -c`` (``cmd.opaque_command``)."""
+    j = judge_command(command, policy=policy, actor=Actor.AGENT)
+    assert j.action is Action.DENY
+    assert j.verdict.codes == ("cmd.opaque_command",)
+
+
 def test_functions_and_aliases_defined_in_the_line_are_blocked(policy: EffectivePolicy) -> None:
     """Function bodies and alias values are judged where they are defined."""
     assert action("f(){ rm -rf ~; }; f", policy) is Action.DENY

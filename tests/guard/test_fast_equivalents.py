@@ -11,7 +11,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.guard import judge, rules, unfold
+from domestique.guard import judge, simple
+from domestique.guard.rules import common
 from domestique.keys import mask_preview
 
 # The masking pattern as one plain regex (the reference the two fast patterns must equal).
@@ -57,11 +58,11 @@ def test_mask_matches_the_single_pattern(text: str) -> None:
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(rules._CRED_HINTS), st.text(max_size=3)), max_size=8))
+@given(st.lists(st.one_of(st.sampled_from(common.CRED_HINTS), st.text(max_size=3)), max_size=8))
 def test_credential_hint_is_a_substring_test(parts: list[str]) -> None:
     """The Aho-Corasick hint search says yes exactly when a hint is a substring (any case)."""
     text = "".join(parts)
-    assert rules._cred_hint(text) == any(h in text.lower() for h in rules._CRED_HINTS)
+    assert common.cred_hint(text) == any(h in text.lower() for h in common.CRED_HINTS)
 
 
 @settings(max_examples=600, deadline=None)
@@ -69,4 +70,4 @@ def test_credential_hint_is_a_substring_test(parts: list[str]) -> None:
 def test_glued_operator_pattern(text: str) -> None:
     """An operator character next to one that is neither a blank nor an operator."""
     plain = re.search(r"[^ |&;][|&;]|[|&;][^ |&;]", text) is not None
-    assert (unfold._GLUED_OPERATOR.search(text) is not None) is plain
+    assert (simple._GLUED_OPERATOR.search(text) is not None) is plain

@@ -53,7 +53,7 @@ def test_fast_path_never_disagrees_with_the_parser(prog: str, args: list[str]) -
     """Whatever the fast path accepts, the full analysis finds no reason either."""
     command = " ".join([prog, *args])
     if is_plainly_safe(command):
-        reasons, *_ = _analyze(command, cwd="/work/repo", scanner=None)
+        reasons, *_ = _analyze(command, cwd="/work/repo", scanner=None, env=None)
         assert reasons == (), (command, [r.code for r in reasons])
 
 

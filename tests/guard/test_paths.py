@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.paths import (
     CREDENTIAL_FILES,
     PERSISTENCE_FILES,
@@ -15,6 +16,7 @@ from domestique.guard.paths import (
 )
 
 CWD = "/work/repo"
+ENV = GuardEnv(home="/home/u")
 
 
 @pytest.mark.parametrize(
@@ -49,7 +51,7 @@ CWD = "/work/repo"
 )
 def test_classify(path: str, place: Place) -> None:
     """Each path lands in the place the rm and chmod rules need."""
-    assert classify(path, CWD) is place
+    assert classify(path, CWD, ENV) is place
 
 
 def test_normalize_home_and_slashes() -> None:
@@ -73,30 +75,51 @@ def test_persistence_files_include_folders() -> None:
     assert not PERSISTENCE_FILES.search("docs/bashrc-notes.md")
 
 
-def test_guard_paths_cover_hook_settings_and_home(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_guard_paths_cover_hook_settings_and_home() -> None:
     """Hook settings of the agents and DOMESTIQUE_HOME are protected."""
     pattern = guard_paths("/var/lib/dq")
-    monkeypatch.setenv("HOME", "/home/u")
-    assert pattern.search(canonical_for_match("/home/u/.claude/settings.json", None))
-    assert pattern.search(canonical_for_match(".cursor/hooks.json", CWD))
+    env = GuardEnv(home="/home/u")
+    assert pattern.search(canonical_for_match("/home/u/.claude/settings.json", None, env))
+    assert pattern.search(canonical_for_match(".cursor/hooks.json", CWD, env))
     assert pattern.search("/var/lib/dq/audit.sqlite3")
     assert not pattern.search("/work/repo/.claude/commands/x.md")
 
 
-def test_cached_places_follow_home_and_tmpdir(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cached place is re-checked against the HOME and TMPDIR it was worked out with."""
-    monkeypatch.delenv("TMPDIR", raising=False)
-    assert classify("/var/folders/zz/T/x.sh", CWD) is Place.SYSTEM
-    monkeypatch.setenv("TMPDIR", "/var/folders/zz/T/")
-    assert classify("/var/folders/zz/T/x.sh", CWD) is Place.TEMP
-    monkeypatch.setenv("HOME", "/home/u")
-    assert classify(".", "/home/u") is Place.ROOT
-    monkeypatch.setenv("HOME", "/home/v")
-    assert classify(".", "/home/u") is Place.PROJECT_ROOT
-    # A path that reads neither variable keeps its answer whatever they are.
-    assert classify("src/app.py", CWD) is Place.PROJECT
-    monkeypatch.setenv("HOME", "/work")
-    assert classify("src/app.py", CWD) is Place.PROJECT
+def test_places_follow_the_home_and_tmpdir_given() -> None:
+    """A place depends on the HOME and TMPDIR the guard is given, never on the process's
+    (each answer is cached under the values it was worked out with)."""
+    assert classify("/var/folders/zz/T/x.sh", CWD, GuardEnv()) is Place.SYSTEM
+    tmp = GuardEnv(tmpdir="/var/folders/zz/T/")
+    assert classify("/var/folders/zz/T/x.sh", CWD, tmp) is Place.TEMP
+    assert classify("/var/folders/zz/T/x.sh", CWD, GuardEnv()) is Place.SYSTEM
+    assert classify(".", "/home/u", GuardEnv(home="/home/u")) is Place.ROOT
+    assert classify(".", "/home/u", GuardEnv(home="/home/v")) is Place.PROJECT_ROOT
+    # A path that reads neither variable has the same answer whatever they are.
+    assert classify("src/app.py", CWD, GuardEnv(home="/home/u")) is Place.PROJECT
+    assert classify("src/app.py", CWD, GuardEnv(home="/work")) is Place.PROJECT
+
+
+def test_the_process_environment_is_read_only_by_from_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GuardEnv.from_process is the guard's one reading of HOME, TMPDIR and DOMESTIQUE_HOME."""
+    monkeypatch.setenv("HOME", "/home/z")
+    monkeypatch.setenv("TMPDIR", "/t/")
+    monkeypatch.setenv("DOMESTIQUE_HOME", "/dq")
+    env = GuardEnv.from_process()
+    assert (env.home, env.tmpdir, env.domestique_home) == ("/home/z", "/t/", "/dq")
+    assert env.read_file is not None
+    assert GuardEnv().read_file is None
+    assert env.expand_user("~/x.sh") == "/home/z/x.sh"
+    assert env.expand_user("~bob/x") == "~bob/x"
+    # every change is seen by the next call (the guard keeps a decoded copy per raw value)
+    monkeypatch.setenv("HOME", "/home/y")
+    monkeypatch.delenv("TMPDIR")
+    again = GuardEnv.from_process()
+    assert (again.home, again.tmpdir, again.domestique_home) == ("/home/y", "", "/dq")
+    monkeypatch.setenv("HOME", "/home/z")
+    monkeypatch.setenv("TMPDIR", "/t/")
+    assert GuardEnv.from_process() == env
 
 
 @pytest.mark.parametrize(
@@ -105,4 +128,4 @@ def test_cached_places_follow_home_and_tmpdir(monkeypatch: pytest.MonkeyPatch) -
 )
 def test_dot_segments_do_not_hide_a_credential_file(path: str) -> None:
     """``x/./y`` is ``x/y``: a ``.`` segment must not break the credential-file match."""
-    assert CREDENTIAL_FILES.search(canonical_for_match(path, "/home/u"))
+    assert CREDENTIAL_FILES.search(canonical_for_match(path, "/home/u", GuardEnv(home="/home/u")))

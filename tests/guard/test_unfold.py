@@ -7,11 +7,16 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domestique.guard.unfold import MAX_DEPTH, read_script, unfold_command
+from domestique.guard.env import GuardEnv, read_script
+from domestique.guard.parse import MAX_DEPTH
+from domestique.guard.unfold import unfold_command
 
 
 def argvs(command: str, cwd: str | None = None) -> list[list[str]]:
-    return [inv.argv for inv in unfold_command(command, cwd=cwd, read_file=read_script).invocations]
+    return [
+        inv.argv
+        for inv in unfold_command(command, cwd=cwd, env=GuardEnv(read_file=read_script)).invocations
+    ]
 
 
 def test_dequote_and_decode_command_names() -> None:
@@ -116,17 +121,18 @@ def test_fd_digit_before_redirect_is_not_a_script() -> None:
 
 
 def _parser_path(command: str, cwd: str | None) -> object:
-    from domestique.guard.unfold import Ctx, Unfolded, Unfolder
+    from domestique.guard.parse import Ctx, Unfolded
+    from domestique.guard.unfold import Unfolder
     from domestique.guard.words import join_continuations
 
-    u = Unfolder(cwd, read_script)
+    u = Unfolder(cwd, GuardEnv(read_file=read_script))
     text, index = join_continuations(command)
     u._parse_into(text, index, Ctx())  # the parser path, bypassing the lexer
     return _shape(Unfolded(u.invs, u.hits, u.parse_ok, u.assignments, u.functions))
 
 
 def _shape(u: object) -> object:
-    from domestique.guard.unfold import Unfolded
+    from domestique.guard.parse import Unfolded
 
     assert isinstance(u, Unfolded)
     return (
@@ -156,18 +162,18 @@ _TOKENS = [
 @given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=9), st.booleans())
 def test_plain_command_lexer_agrees_with_the_parser(tokens: list[str], spaced: bool) -> None:
     """Whenever the plain-command lexer accepts a line, the parser yields the same unfolding."""
-    from domestique.guard.unfold import simple_commands
+    from domestique.guard.simple import simple_commands
 
     command = (" " if spaced else "").join(tokens)
     if simple_commands(command) is None:
         return
-    ours = _shape(unfold_command(command, cwd="/p", read_file=read_script))
+    ours = _shape(unfold_command(command, cwd="/p", env=GuardEnv(read_file=read_script)))
     assert ours == _parser_path(command, "/p"), command
 
 
 def test_plain_command_lexer_declines_shell_syntax() -> None:
     """Expansions, redirections, braces, background jobs and comments go to the parser."""
-    from domestique.guard.unfold import simple_commands
+    from domestique.guard.simple import simple_commands
 
     declined = ("echo $1", "echo $A$B", "echo ${A:-x}", "echo $IFS", "$X ls", "echo \\$A$B",
                 "ls > x", "a & b", "echo {a,b}", "ls # c", "x=1 ls", "`id`", "a |",

@@ -1,6 +1,8 @@
 """``judge_command``: one command line in, a policy verdict with cited evidence out.
 
-Pure apart from reading scripts that the command runs (bounded, relative to ``cwd``). Any
+Pure in the command, ``cwd`` and a :class:`~domestique.guard.env.GuardEnv` (HOME, TMPDIR,
+DOMESTIQUE_HOME and the reader of scripts the command runs); a caller that gives none gets
+``GuardEnv.from_process()``, built only when the full path runs. Any
 exception inside becomes a deny with ``engine.internal_error`` (see :mod:`domestique.boundary`);
 a parse failure is ``engine.parse_error``, which policy denies (it may ask, for people only).
 Plain harmless commands take :mod:`domestique.guard.fastpath` and import nothing heavy.
@@ -8,13 +10,13 @@ Plain harmless commands take :mod:`domestique.guard.fastpath` and import nothing
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from domestique.guard.env import GuardEnv
 from domestique.guard.fastpath import is_plainly_safe
 from domestique.records import (
     Action,
@@ -69,8 +71,12 @@ def judge_command(
     agent: str | None = None,
     tool: str | None = None,
     component: Component = Component.GUARD,
+    env: GuardEnv | None = None,
 ) -> CommandJudgement:
-    """Judge ``command`` under ``policy`` for ``actor``. Never raises; errors deny."""
+    """Judge ``command`` under ``policy`` for ``actor``. Never raises; errors deny.
+
+    ``env`` is what the guard may know of the machine (default: this process's).
+    """
     start = time.perf_counter_ns()
     unfolded: tuple[str, ...] = ()
     masked: str | None = None
@@ -83,7 +89,7 @@ def judge_command(
             unfolded = (command,)
             reasons: tuple[Reason, ...] = ()
         else:
-            reasons, unfolded, masked, hosts = _analyze(command, cwd=cwd, scanner=scanner)
+            reasons, unfolded, masked, hosts = _analyze(command, cwd=cwd, scanner=scanner, env=env)
         # Only a policy with rules for one repository or one exact command needs them in the
         # context (``domestique allow``); otherwise contexts stay shared across commands.
         scope = (cwd, command) if policy.scoped else (None, None)
@@ -118,12 +124,16 @@ def judge_command(
 
 
 def analyze_command(
-    command: str, *, cwd: str | None = None, scanner: Scanner | None = None
+    command: str,
+    *,
+    cwd: str | None = None,
+    scanner: Scanner | None = None,
+    env: GuardEnv | None = None,
 ) -> tuple[Reason, ...]:
     """The reasons the guard finds in ``command``, before policy (for tests and evaluation)."""
     if is_plainly_safe(command):
         return ()
-    return _analyze(command, cwd=cwd, scanner=scanner)[0]
+    return _analyze(command, cwd=cwd, scanner=scanner, env=env)[0]
 
 
 # Imported on first use (the fast path must not pull in the parser), then kept: an import
@@ -152,9 +162,11 @@ def _load_full_path() -> Any:
 
 
 def _analyze(
-    command: str, *, cwd: str | None, scanner: Scanner | None
+    command: str, *, cwd: str | None, scanner: Scanner | None, env: GuardEnv | None
 ) -> tuple[tuple[Reason, ...], tuple[str, ...], str, tuple[str, ...]]:
     unfold, rules = _FULL_PATH or _load_full_path()
+    if env is None:
+        env = GuardEnv.from_process()
     if len(command) > MAX_COMMAND_CHARS:
         reason = Reason(
             "engine.parse_error",
@@ -162,10 +174,8 @@ def _analyze(
             (Evidence(f"command[0:{len(command)}]"),),
         )
         return (reason,), (), _heuristic_mask(command[:2000]), ()
-    unfolded = unfold.unfold_command(command, cwd=cwd, read_file=unfold.read_script)
-    hits, egress = rules.judge_unfolded(
-        command, unfolded, cwd=cwd, domestique_home=os.environ.get("DOMESTIQUE_HOME")
-    )
+    unfolded = unfold.unfold_command(command, cwd=cwd, env=env)
+    hits, egress = rules.judge_unfolded(command, unfolded, cwd=cwd, env=env)
     secrets: list[str] = []
     if egress:
         hits += _secret_hits(command, scanner, secrets)

@@ -96,6 +96,9 @@ class Invocation:
     code_creds: tuple[str, ...] = ()  # credential paths named in interpreter code
     code_env: tuple[str, ...] = ()  # environment variables read by code that uses the network
     code_dumps_env: bool = False  # interpreter code that turns the whole environment into data
+    # Each wrapper seen through (``sudo``, ``xargs -o``) with the words it was given after its
+    # name: for the rules that judge a wrapper's own options.
+    wrapped: tuple[tuple[str, tuple[Word, ...]], ...] = ()
     # Derived from ``words`` (plain attributes, not properties: the rules read them dozens of
     # times per command line). ``words`` is only ever replaced through ``retarget``.
     name: str = field(init=False, default="", repr=False, compare=False)
@@ -114,10 +117,17 @@ class Invocation:
     def argv(self) -> list[str]:
         return [w.text for w in self.words]
 
-    def retarget(self, words: list[Word], via: tuple[str, ...]) -> None:
+    def retarget(
+        self,
+        words: list[Word],
+        via: tuple[str, ...],
+        wrapped: tuple[tuple[str, tuple[Word, ...]], ...] | None = None,
+    ) -> None:
         """Point this (not yet recorded) invocation at the command a wrapper runs."""
         self.words = words
         self.via = via
+        if wrapped is not None:
+            self.wrapped = wrapped
         self._rendered = None
         if words:
             self.name = program_name(words[0].text)

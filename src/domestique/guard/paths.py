@@ -6,11 +6,11 @@ slashes fold, ``.``/``..`` segments resolve against ``cwd`` when it is known.
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from enum import Enum
 
+from domestique.guard.env import GuardEnv
 from domestique.sensitive_paths import ENV_FILE
 
 
@@ -65,53 +65,24 @@ def resolve(text: str, cwd: str | None) -> str:
 
 
 _CACHE_MAX = 4096
-# (text, cwd) -> (place, HOME, TMPDIR): each variable as it was when the place was worked out,
-# or None when working it out did not read that variable (the place does not depend on it).
-_PLACES: dict[tuple[str, str | None], tuple[Place, str | None, str | None]] = {}
+# (text, cwd, HOME, TMPDIR) -> place; (text, cwd, HOME) -> canonical form: pure, cached for speed.
+_PLACES: dict[tuple[str, str | None, str, str], Place] = {}
 _CANONICAL: dict[tuple[str, str | None, str], str] = {}
 
 
-class _EnvReads:
-    """The environment variables one classification read (so its cache entry checks only them)."""
-
-    __slots__ = ("home", "tmpdir")
-
-    def __init__(self) -> None:
-        self.home: str | None = None
-        self.tmpdir: str | None = None
-
-    def get_home(self) -> str:
-        self.home = os.environ.get("HOME", "")
-        return self.home
-
-    def get_tmpdir(self) -> str:
-        self.tmpdir = os.environ.get("TMPDIR", "")
-        return self.tmpdir
-
-
-def classify(text: str, cwd: str | None) -> Place:
-    """Where ``text`` points, as the rules need it (cached: pure in text, cwd, HOME, TMPDIR).
-
-    Most paths do not depend on HOME or TMPDIR at all; a cached answer re-reads only the
-    variables its computation read (a missing variable is slow to look up).
-    """
-    key = (text, cwd)
-    hit = _PLACES.get(key)
-    if hit is not None:
-        place, home, tmpdir = hit
-        if (home is None or os.environ.get("HOME", "") == home) and (
-            tmpdir is None or os.environ.get("TMPDIR", "") == tmpdir
-        ):
-            return place
-    reads = _EnvReads()
-    place = _classify(text, cwd, reads)
-    if len(_PLACES) >= _CACHE_MAX:
-        _PLACES.clear()
-    _PLACES[key] = (place, reads.home, reads.tmpdir)
+def classify(text: str, cwd: str | None, env: GuardEnv) -> Place:
+    """Where ``text`` points, as the rules need it (pure in text, cwd, HOME and TMPDIR)."""
+    key = (text, cwd, env.home, env.tmpdir)
+    place = _PLACES.get(key)
+    if place is None:
+        place = _classify(text, cwd, env)
+        if len(_PLACES) >= _CACHE_MAX:
+            _PLACES.clear()
+        _PLACES[key] = place
     return place
 
 
-def _classify(text: str, cwd: str | None, env: _EnvReads) -> Place:
+def _classify(text: str, cwd: str | None, env: GuardEnv) -> Place:
     raw = normalize(text)
     m = _TMP_VAR.match(raw)
     if m:
@@ -141,7 +112,7 @@ def _classify(text: str, cwd: str | None, env: _EnvReads) -> Place:
                 return Place.OUTSIDE if escaped is Place.TEMP else escaped
             return Place.OUTSIDE
         if rel in (".", "*", ".*") or raw in ("./*", "./.*", "./"):
-            home = env.get_home().rstrip("/")
+            home = env.home.rstrip("/")
             if cwd is not None and (cwd.rstrip("/") in ("", home) or cwd == "~"):
                 return Place.ROOT  # "the project" is / or the home folder itself
             return Place.PROJECT_ROOT
@@ -161,7 +132,7 @@ def _classify(text: str, cwd: str | None, env: _EnvReads) -> Place:
             return Place.PROJECT
     if any((path + "/").startswith(t) for t in TEMP_ROOTS):
         return Place.TEMP if path.count("/") > 1 and path not in ("/private/tmp",) else Place.ROOT
-    tmpdir = env.get_tmpdir().rstrip("/")
+    tmpdir = env.tmpdir.rstrip("/")
     if tmpdir and len(tmpdir) > 1 and path.startswith(tmpdir + "/"):
         return Place.TEMP
     parts = path.split("/")
@@ -213,7 +184,9 @@ CREDENTIAL_FILES = re.compile(
 )
 # Files that often hold secrets but are also read for ordinary work: only sending them counts.
 SENSITIVE_FILES = re.compile(
-    r"(?:^|/)(?:\.env(?:\.[\w.-]+)?(?<!\.example)(?<!\.sample)(?<!\.template)$|etc/passwd$|"
+    r"(?:^|/)(?:"
+    + ENV_FILE  # the same environment files as CREDENTIAL_FILES (domestique.sensitive_paths)
+    + r"|etc/passwd$|"
     # a credential folder as a whole (tar, scp -r, rsync): listing it is ordinary, sending it is not
     r"(?:\.ssh|\.aws|\.kube|\.docker|\.azure|\.config/gcloud|\.password-store)/?$|"
     # a browser's profile folder holds its cookies and saved passwords
@@ -294,12 +267,12 @@ def guard_paths(home_env: str | None) -> re.Pattern[str]:
     return re.compile(pattern)
 
 
-def canonical_for_match(text: str, cwd: str | None) -> str:
+def canonical_for_match(text: str, cwd: str | None, env: GuardEnv) -> str:
     """A path made comparable to the patterns above: home as ``~``, relative kept relative.
 
     Cached: a pure function of ``text``, ``cwd`` and ``HOME``.
     """
-    home = os.environ.get("HOME", "")
+    home = env.home
     key = (text, cwd, home)
     path = _CANONICAL.get(key)
     if path is None:

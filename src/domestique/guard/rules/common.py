@@ -1,0 +1,266 @@
+"""Helpers more than one rule module reads: option splitting, egress, downloads, decodes, places."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import ahocorasick
+
+from domestique.guard.env import GuardEnv
+from domestique.guard.model import Invocation, Span, Word
+from domestique.guard.names import INTERPRETERS
+from domestique.guard.paths import (
+    CREDENTIAL_FILES,
+    SENSITIVE_FILES,
+    Place,
+    canonical_for_match,
+    classify,
+)
+from domestique.guard.rules.registry import Context, position
+from domestique.guard.rules.vocab import DECODERS, DOWNLOADERS, NETWORK, TEMP_TOPS
+
+
+def span_of(*spans: Span) -> Span:
+    return (min(s[0] for s in spans), max(s[1] for s in spans))
+
+
+def opts(words: list[Word]) -> tuple[set[str], list[Word]]:
+    """Short flags (split: -rf -> r, f), long options, and the other words."""
+    flags: set[str] = set()
+    rest: list[Word] = []
+    done = False
+    for w in words:
+        t = w.text
+        if done or not t.startswith("-") or t == "-":
+            rest.append(w)
+        elif t == "--":
+            done = True
+        elif t.startswith("--"):
+            flags.add(t)
+        else:
+            flags.update(t[1:])
+            flags.add(t)
+    return flags, rest
+
+
+def is_egress(inv: Invocation) -> bool:
+    """Does this invocation reach the network?"""
+    n = inv.name
+    if inv.code_network:
+        return True
+    if inv.redirects and any(
+        "/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text for r in inv.redirects
+    ):
+        return True
+    if n not in NETWORK:
+        return False
+    args = inv.args
+    if n == "git":
+        return any(a in ("push", "clone", "fetch", "pull", "ls-remote", "send-email") for a in args)
+    if n == "docker":
+        return any(a in ("push", "login", "run", "pull") for a in args)
+    if n in ("npm", "pip", "twine"):
+        return any(a in ("publish", "upload", "install", "login", "adduser") for a in args)
+    if n == "aws":
+        return True
+    if n == "rsync":
+        return any(":" in a for a in args)
+    if n == "openssl":
+        return any(a in ("s_client", "s_server") for a in args)
+    if n == "kubectl":
+        return any(a in ("cp", "exec", "apply", "create") for a in args)
+    return True
+
+
+def downloads(inv: Invocation) -> bool:
+    if inv.name in DOWNLOADERS:
+        return not {"-I", "--head", "--version", "-V"} & set(inv.args)
+    if inv.name in ("git",) and "archive" in inv.args:
+        return any(a.startswith("--remote") for a in inv.args)
+    return inv.code_network and inv.name in INTERPRETERS
+
+
+def decodes(inv: Invocation) -> bool:
+    n, args = inv.name, inv.args
+    if n not in DECODERS:
+        return False
+    if n in ("base64", "base32", "basenc", "uudecode"):
+        return bool({"-d", "--decode", "-D"} & set(args)) or any(
+            a.startswith("-") and not a.startswith("--") and "d" in a for a in args
+        )
+    if n == "xxd":
+        return any(a.startswith("-r") for a in args)
+    if n == "openssl":
+        return "-d" in args or "-base64" in args or "base64" in args or "enc" in args
+    if n in ("gzip", "bzip2", "xz", "zstd", "lz4", "lzma"):
+        return any(a in ("-d", "--decompress", "-dc", "-cd") for a in args)
+    if n in ("echo", "printf"):
+        return any(not w.literal for w in inv.words) or any("\\x" in a or "\\0" in a for a in args)
+    if n in ("tr", "rev", "gunzip", "zcat", "bzcat", "bunzip2", "unxz", "xzcat", "unzstd"):
+        return True
+    if n in ("zstdcat", "iconv", "recode", "uncompress", "unlzma", "od", "gpg", "b64decode"):
+        return True
+    return n in ("perl", "python", "ruby", "node", "php", "awk", "sed")
+
+
+URL_START = re.compile(r"(?i)^(?:https?|ftp)://")
+
+
+# Project folders and files that hold build output (nothing written by hand).
+OUTPUT_DIRS = frozenset(
+    {"dist", "build", "target", "out", "release", "releases", "artifacts", "artefacts",
+     "_build", "_site", "wheelhouse", "output"}
+)  # fmt: skip
+
+
+ARTEFACT = re.compile(
+    r"(?i)\.(?:tar\.gz|tgz|tar\.xz|tar\.bz2|zip|whl|jar|war|ear|deb|rpm|apk|dmg|msi|exe|"
+    r"appimage|nupkg|gem|crate|img|iso)$"
+)
+
+
+def build_output(path: str, cwd: str | None, env: GuardEnv) -> bool:
+    """Is ``path`` build output inside the project (``dist/x.whl``, ``target/release/app``)?"""
+    if ".." in path.split("/") or classify(path, cwd, env) is not Place.PROJECT:
+        return False
+    if SENSITIVE_FILES.search(path) or CREDENTIAL_FILES.search(path):
+        return False
+    first = path.lstrip("./").split("/", 1)[0]
+    return first in OUTPUT_DIRS or bool(ARTEFACT.search(path))
+
+
+GIT_GLOBAL_ARG = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"}
+
+
+def git_split(words: list[Word]) -> tuple[list[tuple[str, Span]], list[Word]]:
+    configs: list[tuple[str, Span]] = []
+    i = 1
+    while i < len(words):
+        t = words[i].text
+        if t == "-c" and i + 1 < len(words):
+            configs.append((words[i + 1].text, words[i + 1].span))
+            i += 2
+        elif t in GIT_GLOBAL_ARG:
+            i += 2
+        elif t.startswith("-"):
+            i += 1
+        else:
+            break
+    return configs, words[i:]
+
+
+REMOTE_PATH = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)")
+
+
+SHELL_ARG = re.compile(
+    r"(?:^|[=!:'\"(\s,;{`%])(?:/usr)?(?:/local)?(?:/bin/)?(?:ba|da|z|k|c|tc|a|mk)?sh"
+    r"(?:\s+-[a-z]*[ip][a-z]*)?(?:\s*$|\s*[#'\";)}&|,`]|\s+-[a-z]*[ips]\b|\s+\d?[<>])"
+)
+
+
+def system_wide(text: str, cwd: str | None, env: GuardEnv) -> bool:
+    """``/``, a system top folder (``/etc``, ``/var``, ``/usr/*``) or every home (``/home``).
+
+    The user's own home (``~``) and the temp roots are not: a search there is ordinary work.
+    """
+    if classify(text, cwd, env) is not Place.ROOT:
+        return False
+    canon = canonical_for_match(text, cwd, env)
+    return canon.startswith("/") and canon.rstrip("/*") not in TEMP_TOPS
+
+
+def secret_root(text: str, cwd: str | None, env: GuardEnv) -> bool:
+    """``/``, ``/etc``, ``/var``, ``/srv`` or every home: where a blind search finds secrets."""
+    canon = canonical_for_match(text, cwd, env)
+    return canon.startswith("/") and (canon.rstrip("/*") or "/") in SECRET_ROOTS
+
+
+SECRET_ROOTS = frozenset(
+    {"/", "/etc", "/home", "/Users", "/root", "/var", "/srv", "/private", "/private/etc",
+     "/private/var"}
+)  # fmt: skip
+
+
+OUTSIDE_PLACES = (Place.HOME, Place.ROOT, Place.SYSTEM, Place.OUTSIDE)
+
+
+def cd_before(inv: Invocation, ctx: Context) -> str | None:
+    """The folder of the last literal ``cd`` earlier in the line (None: the working folder)."""
+    me = position(ctx, inv)
+    for c in reversed(ctx.invs[:me]):
+        if c.name in ("cd", "pushd") and not c.args:
+            return "~"  # cd alone goes home
+        if c.name in ("cd", "pushd") and (
+            c.words[1].literal
+            or c.args[0].startswith(("$HOME", "${HOME}"))
+            or USER_HOME.match(c.args[0])
+        ):
+            return c.args[0] if c.args[0] != "-" else None
+    return None
+
+
+# /home/$USER, /Users/${LOGNAME}: one's own home folder named through a variable
+USER_HOME = re.compile(r"^/(?:home|Users)/\$\{?(?:USER|LOGNAME|USERNAME)\}?/?$")
+
+
+# Fragments (lower case) one of which every credential path in CREDENTIAL_FILES contains. One
+# Aho-Corasick pass finds any of them (a substring test per fragment costs a scan per fragment,
+# a case-blind regex alternation more).
+CRED_HINTS = (
+    "ssh", "aws", "gcloud", "azure", "kube", "docker", "netrc", "credential", "npmrc", "pypirc",
+    "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
+    "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
+    "serviceaccount", ".oci", "id_", ".pem", ".key", ".env", "environ", "key3.db", "key4.db",
+    "signons", "web data", "local state",
+)  # fmt: skip
+
+
+def hint_automaton(hints: tuple[str, ...]) -> Any:
+    automaton = ahocorasick.Automaton()
+    for hint in hints:
+        automaton.add_word(hint, hint)
+    automaton.make_automaton()
+    return automaton
+
+
+CRED_HINT_SEARCH = hint_automaton(CRED_HINTS).iter
+
+
+def cred_hint(text: str) -> bool:
+    """Does ``text`` (any case) contain one of ``CRED_HINTS``?"""
+    return next(CRED_HINT_SEARCH(text.lower()), None) is not None
+
+
+DROP_HOSTS = re.compile(
+    r"(?i)(?:^|[/@.])(?:file\.io|transfer\.sh|0x0\.st|temp\.sh|paste\.ee|pastebin\.com|"
+    r"hastebin\.com|termbin\.com|webhook\.site|requestbin\.\w+|pipedream\.net|"
+    r"discord(?:app)?\.com/api/webhooks|hooks\.slack\.com|api\.telegram\.org|"
+    r"anonfiles\.com|gofile\.io|oast\.\w+|interact\.sh|burpcollaborator\.net|ngrok\.io|"
+    r"ngrok-free\.app|trycloudflare\.com)"
+)
+
+
+PATH_DIRS = re.compile(
+    r"^(?:~/\.local/bin|~/bin|~/\.cargo/bin|~/go/bin|~/\.npm-global/bin|~/\.bun/bin|"
+    r"~/\.deno/bin|/usr/local/s?bin|/usr/s?bin|/s?bin|/opt/homebrew/s?bin|/opt/local/bin|"
+    r"~/\.pyenv/shims|~/\.volta/bin|~/\.nvm/versions/node/[^/]+/bin)/([^/]+)$"
+)
+
+
+COMMON_TOOLS = frozenset(
+    {"git", "ls", "cat", "cp", "mv", "rm", "sh", "bash", "zsh", "python", "python3", "pip",
+     "pip3", "node", "npm", "npx", "yarn", "pnpm", "ssh", "scp", "sudo", "su", "curl", "wget",
+     "make", "gcc", "cc", "go", "cargo", "rustc", "java", "docker", "kubectl", "gh", "grep",
+     "find", "sed", "awk", "env", "which", "tar", "gzip", "openssl", "gpg", "claude", "codex",
+     "gemini", "cursor", "code", "vim", "nano", "less", "more", "head", "tail", "ps", "kill",
+     "id", "whoami", "uv", "poetry", "ruby", "perl", "php", "bun", "deno", "pytest", "tsc",
+     "domestique", "aws", "gcloud", "az", "terraform", "helm", "chmod", "chown", "ln", "date",
+     "touch", "mkdir", "echo", "printf", "test", "tr", "sort", "xargs"}
+)  # fmt: skip
+
+
+def shadowed_tool(path: str, cwd: str | None, env: GuardEnv) -> str | None:
+    """The common program a file at ``path`` would shadow on PATH, or None."""
+    m = PATH_DIRS.match(canonical_for_match(path, cwd, env))
+    return m.group(1) if m and m.group(1) in COMMON_TOOLS else None

@@ -1,0 +1,173 @@
+"""Rules about git: history rewrites, discards, pushes to protected branches, hooks and config."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.rules.common import build_output, git_split, opts
+from domestique.guard.rules.registry import Context, rule
+from domestique.guard.rules.vocab import PROTECTED_BRANCHES
+
+_GIT_EXEC_KEYS = re.compile(
+    r"(?i)^(?:alias\.[^=]+=\s*!|core\.(?:pager|sshcommand|fsmonitor|hookspath|editor|askpass|"
+    r"gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:textconv|command)|"
+    r"filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper=\s*!|gpg\.(?:[^.]+\.)?program|"
+    r"uploadpack\.packobjectshook|merge\.[^.]+\.driver|pager\.[^=]+|protocol\.ext\.allow|"
+    r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof)"
+)
+
+
+_GIT_TLS_KEY = re.compile(r"(?i)^http\.(?:.+\.)?sslverify$")
+
+
+@rule(programs={"git"})
+def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    if inv.name != "git":
+        return
+    judged = inv.render()
+    configs, rest = git_split(inv.words)
+    for value, span in configs:
+        if _GIT_EXEC_KEYS.match(value):
+            yield Hit("cmd.git.config_exec", f"git -c {value.split('=')[0]} runs a program", span,
+                      judged)  # fmt: skip
+    for k, v in inv.env.items():
+        if k in (
+            "GIT_SSH_COMMAND",
+            "GIT_SSH",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_PAGER",
+            "GIT_EDITOR",
+            "GIT_ASKPASS",
+            "GIT_PROXY_COMMAND",
+            "PAGER",
+        ) and v not in ("cat", "less", ""):
+            yield Hit("cmd.git.config_exec", f"{k} makes git run {v[:40]}", inv.span, judged)
+    if not rest:
+        return
+    sub = rest[0].text
+    args = [w.text for w in rest[1:]]
+    for value, span in configs:
+        key, _, val = value.partition("=")
+        if _GIT_TLS_KEY.match(key) and val.lower() in ("false", "0", "no", "off"):
+            yield Hit("cmd.tls_off", f"git -c {key}={val} turns certificate checks off", span,
+                      judged)  # fmt: skip
+    if sub == "config":
+        positional = [a for a in args if not a.startswith("-")]
+        if positional:
+            key = positional[0]
+            value = positional[1] if len(positional) > 1 else ""
+            if _GIT_TLS_KEY.match(key) and value.lower() in ("false", "0", "no", "off"):
+                yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
+                          inv.span, judged)  # fmt: skip
+            runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+            if runs and (len(positional) > 1 or "--add" in args):
+                yield Hit("cmd.git.config_exec", f"git config {key} runs a program",
+                              inv.span, judged)  # fmt: skip
+            if key.lower().startswith("alias.") and re.search(
+                r"push\s.*(?:-f\b|--force|--mirror|\+)", value
+            ):
+                yield Hit("cmd.git.force_push", f"alias {key} force-pushes", inv.span, judged)
+        return
+    if sub == "push":
+        yield from _git_push(inv, rest, judged)
+    elif sub == "reset" and ("--hard" in args or "--merge" in args):
+        yield Hit("cmd.destructive.git_discard", "git reset --hard discards work", inv.span, judged)
+    elif sub == "clean":
+        flags, paths = opts(rest[1:])
+        # -X removes only ignored files (build output); a pathspec of build folders is the same
+        only_output = "X" in flags or (
+            bool(paths) and all(build_output(p.text, ctx.cwd, ctx.env) for p in paths)
+        )
+        if (
+            ("f" in flags or "--force" in flags)
+            and not ({"n", "--dry-run"} & flags)
+            and not only_output
+        ):
+            yield Hit("cmd.destructive.git_discard", "git clean -f deletes untracked files",
+                      inv.span, judged)  # fmt: skip
+    elif sub == "stash" and args[:1] and args[0] in ("drop", "clear"):
+        yield Hit("cmd.destructive.git_discard", f"git stash {args[0]}", inv.span, judged)
+    elif sub == "branch" and any(
+        a in ("-D", "--delete --force")
+        or (a.startswith("-") and not a.startswith("--") and "D" in a)
+        for a in args
+    ):
+        yield Hit("cmd.destructive.git_discard", "git branch -D deletes unmerged work",
+                  inv.span, judged)  # fmt: skip
+    elif sub in ("checkout", "restore") and (
+        ("--" in args and sub == "checkout" and args[args.index("--") + 1 :])
+        or (sub == "checkout" and args in (["."], ["--", "."], ["-f"], ["--force"]))
+        or (sub == "restore" and "--staged" not in args and "-S" not in args and args)
+        or (sub == "checkout" and ("-f" in args or "--force" in args))
+    ):
+        yield Hit("cmd.destructive.git_discard", f"git {sub} discards uncommitted changes",
+                  inv.span, judged)  # fmt: skip
+    elif sub in ("reflog",) and "expire" in args and any("now" in a or "all" in a for a in args):
+        yield Hit("cmd.destructive.git_discard", "git reflog expire drops history", inv.span,
+                  judged)  # fmt: skip
+    elif sub in ("filter-branch", "filter-repo"):
+        yield Hit("cmd.destructive.git_discard", f"git {sub} rewrites history", inv.span, judged)
+    elif sub == "update-ref" and "-d" in args:
+        yield Hit("cmd.destructive.git_discard", "git update-ref -d", inv.span, judged)
+
+
+def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
+    force = False
+    mirror = False
+    delete = False
+    all_refs = False
+    positional: list[Word] = []
+    skip = False
+    for w in rest[1:]:
+        t = w.text
+        if skip:
+            skip = False
+            continue
+        if t in ("--repo", "-o", "--push-option", "--receive-pack", "--exec"):
+            skip = True
+        elif (
+            t.startswith("--force")
+            or t == "-f"
+            or (t.startswith("-") and not t.startswith("--") and "f" in t[1:])
+        ):
+            force = True
+        elif t == "--mirror":
+            mirror = True
+        elif t in ("--delete", "-d"):
+            delete = True
+        elif t in ("--all", "--branches"):
+            all_refs = True
+        elif t == "--prune":
+            delete = True
+        elif not t.startswith("-"):
+            positional.append(w)
+    if mirror:
+        yield Hit("cmd.git.force_push", "git push --mirror overwrites every ref", inv.span, judged)
+        return
+    refspecs = positional[1:]
+    if not refspecs:
+        if force and not delete:
+            yield Hit(
+                "cmd.git.force_push",
+                "git push --force of the current branch" + (" (all branches)" if all_refs else ""),
+                inv.span,
+                judged,
+            )
+        elif delete and all_refs:
+            yield Hit("cmd.git.force_push", "git push --prune deletes remote branches", inv.span,
+                      judged)  # fmt: skip
+        return
+    for r in refspecs:
+        spec = r.text
+        plus = spec.startswith("+")
+        spec = spec.lstrip("+")
+        dst = spec.split(":", 1)[1] if ":" in spec else spec
+        src = spec.split(":", 1)[0] if ":" in spec else spec
+        deleting = delete or (":" in spec and src == "")
+        protected = bool(PROTECTED_BRANCHES.match(dst)) or not r.literal
+        if (force or plus) and protected:
+            yield Hit("cmd.git.force_push", f"force push to {dst or spec}", r.span, judged)
+        elif deleting and protected:
+            yield Hit("cmd.git.force_push", f"deletes protected branch {dst}", r.span, judged)

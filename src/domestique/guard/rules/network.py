@@ -1,0 +1,749 @@
+"""Rules about the network: shells over sockets, transfers, file servers, egress of secrets and
+credentials, code that is fetched then run, package installs.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+
+from domestique.guard import flows, supply
+from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.names import INTERPRETERS, SHELLS
+from domestique.guard.paths import (
+    CREDENTIAL_FILES,
+    SENSITIVE_FILES,
+    Place,
+    canonical_for_match,
+    classify,
+)
+from domestique.guard.rules.common import (
+    DROP_HOSTS,
+    OUTSIDE_PLACES,
+    REMOTE_PATH,
+    URL_START,
+    build_output,
+    cd_before,
+    cred_hint,
+    decodes,
+    downloads,
+    git_split,
+    is_egress,
+    opts,
+    shadowed_tool,
+    span_of,
+)
+from domestique.guard.rules.registry import Context, line_rule, position, rule
+from domestique.guard.rules.vocab import DECODERS, DOWNLOADERS, FETCHERS, LOOK_ONLY, RAW_NETWORK
+
+
+def _saved_paths(inv: Invocation) -> list[str]:
+    """Files a download or decode writes (-o/-O, > file, wget's default name)."""
+    out = [r.target.text for r in inv.redirects if r.writes and r.fd in ("", "1")]
+    words = inv.words
+    urls = [w.text for w in words[1:] if URL_START.match(w.text)]
+    for i, w in enumerate(words[1:], start=1):
+        t = w.text
+        nxt = words[i + 1].text if i + 1 < len(words) else ""
+        if t in ("-o", "--output", "-O", "--output-document") and nxt and nxt != "-":
+            if not (inv.name == "curl" and t == "-O"):
+                out.append(nxt)
+        elif t.startswith(("--output=", "--output-document=")):
+            out.append(t.split("=", 1)[1])
+        elif t.startswith("-o") and len(t) > 2 and inv.name == "curl":
+            out.append(t[2:])
+        elif (
+            inv.name == "curl"
+            and t.startswith("-")
+            and not t.startswith("--")
+            and t.endswith("o")
+            and nxt
+            and nxt != "-"
+        ):
+            out.append(nxt)  # -Lo FILE, -sSLo FILE
+    curl_remote_name = inv.name == "curl" and any(
+        a == "--remote-name" or (a.startswith("-") and not a.startswith("--") and "O" in a)
+        for a in inv.args
+    )
+    default_named = inv.name in ("wget", "wget2", "aria2c", "axel")
+    if inv.name == "aria2c":  # -d DIR: the folder the files go to
+        folder = [inv.args[i + 1] for i, a in enumerate(inv.args[:-1]) if a in ("-d", "--dir")]
+        if folder:
+            names = [p for p in out if "/" not in p] or [
+                posixpath.basename(u.split("?", 1)[0]) for u in urls
+            ]
+            out += [posixpath.join(folder[-1], p) for p in names]
+    named = ("-O", "-qO-", "-O-", "-o") if inv.name in ("aria2c", "axel") else ("-O", "-qO-", "-O-")
+    if (default_named and not any(a in named for a in inv.args)) or (curl_remote_name):
+        out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
+    return [_key(p) for p in out if p]
+
+
+def _key(path: str) -> str:
+    p = path.strip()
+    while p.startswith("./"):
+        p = p[2:]
+    return posixpath.basename(p) if "/" not in p.lstrip("/") else p
+
+
+def _executed_paths(inv: Invocation) -> list[Word]:
+    """Files an invocation runs as code."""
+    n = inv.name
+    words = inv.words
+    if not words:
+        return []
+    if "/" in words[0].text and n not in ("[",):
+        return [words[0]]
+    if n in ("source", ".") and len(words) > 1:
+        return [words[1]]
+    if n in SHELLS or n in INTERPRETERS:
+        _, rest = opts(words[1:])
+        if any(w.text in ("-c", "-e", "-E", "-r") for w in words[1:]):
+            return []
+        return rest[:1]
+    return []
+
+
+_NET_SHELL_NAMES = frozenset(
+    {"nc", "ncat", "netcat", "cryptcat", "pwncat", "sbd", "socat", "xterm"}
+)
+
+
+@rule(programs=_NET_SHELL_NAMES, also=("redirects",))
+def _rule_net_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    n = inv.name
+    judged = inv.render()
+    args = inv.args
+    if n in ("nc", "ncat", "netcat", "cryptcat", "pwncat", "sbd"):
+        flags, _ = opts(inv.words[1:])
+        if ("l" in flags or "--listen" in flags) and not (
+            {"e", "c", "--exec", "--sh-exec", "--lua-exec"} & flags
+        ):
+            yield Hit("cmd.remote_access", f"{n} listens for connections", inv.span, judged)
+        execs = any(a in ("-e", "-c", "--exec", "--sh-exec", "--lua-exec") for a in args) or (
+            "e" in flags or "c" in flags
+        )
+        if execs:
+            listen = "l" in flags or "--listen" in flags
+            yield Hit(
+                "cmd.bind_shell" if listen else "cmd.reverse_shell",
+                f"{n} runs a program for the connection",
+                inv.span,
+                judged,
+            )
+    elif n == "socat":
+        joined = " ".join(args).lower()
+        if re.search(r"\b(?:exec|system):", joined):
+            listen = "listen" in joined
+            yield Hit("cmd.bind_shell" if listen else "cmd.reverse_shell",
+                      "socat connects a program to a socket", inv.span, judged)  # fmt: skip
+    net_redirect = [
+        r for r in inv.redirects if "/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text
+    ]
+    if net_redirect and (n in SHELLS or n in ("exec", "cat", "sh") or inv.name in INTERPRETERS):
+        yield Hit(
+            "cmd.reverse_shell",
+            "a shell's input or output is a network socket",
+            net_redirect[0].target.span,
+            judged,
+        )
+    if n in ("xterm",) and "-display" in args:
+        yield Hit("cmd.reverse_shell", "xterm sends a terminal to a remote display", inv.span,
+                  judged)  # fmt: skip
+
+
+_UPLOAD_FLAGS = frozenset({"-T", "--upload-file", "--post-file", "--body-file"})
+
+
+_TRANSFER_NAMES = frozenset({"scp", "rsync", "sftp", "curl", "wget", "wget2", "http", "xh"})
+
+
+@rule(programs=_TRANSFER_NAMES)
+def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Local files sent to another host: scp/rsync/sftp uploads, wget --post-file."""
+    n = inv.name
+    words = inv.words
+    if n in ("scp", "rsync"):
+        _, rest = opts(words[1:])
+        paths = [w.text for w in rest]
+        local = [p for p in paths[:-1] if not REMOTE_PATH.match(p)]
+        if (
+            len(paths) >= 2
+            and REMOTE_PATH.match(paths[-1])
+            and local
+            and not all(
+                build_output(p, ctx.cwd, ctx.env) for p in local
+            )  # a deploy of build output
+        ):
+            yield Hit("cmd.file_transfer", f"{n} copies local files to {paths[-1].split(':')[0]}",
+                      inv.span, inv.render())  # fmt: skip
+        return
+    if n == "sftp":
+        if inv.stdin_text and re.search(r"(?m)^\s*(?:put|reput|mput)\b", inv.stdin_text):
+            yield Hit("cmd.file_transfer", "sftp uploads files", inv.span, inv.render())
+        return
+    for i, w in enumerate(words[1:], start=1):
+        t = w.text
+        nxt = words[i + 1].text if i + 1 < len(words) else ""
+        flag, _, value = t.partition("=")
+        if flag in _UPLOAD_FLAGS and (value or nxt) not in ("", "-"):
+            yield Hit("cmd.file_transfer", f"{n} {flag} sends a file", w.span, inv.render())
+            return
+        if (t in ("-F", "--form") and "=@" in nxt) or (t.startswith("--form=") and "=@" in t):
+            yield Hit("cmd.file_transfer", f"{n} posts a file ({nxt or t})", w.span, inv.render())
+            return
+
+
+_FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox"})
+
+
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+@rule(programs=_FILE_SERVERS, args=True)
+def _rule_file_server(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """A built-in web server that publishes a folder outside the project (``/``, home, /tmp).
+
+    Serving the project (a site preview) is ordinary work; a server bound to loopback only is too.
+    """
+    n = inv.name
+    args = inv.args
+    folder: str | None = None
+    if n == "python" and any(a in ("http.server", "SimpleHTTPServer") for a in args):
+        pairs = zip(args, [*args[1:], ""], strict=True)
+        folder = next((v for a, v in pairs if a in ("-d", "--directory")), None)
+        if any(a in ("-b", "--bind") and v in _LOOPBACK for a, v in zip(args, [*args[1:], ""],
+                                                                        strict=True)):  # fmt: skip
+            return
+    elif n == "php" and "-S" in args:
+        if any(a.startswith(tuple(_LOOPBACK)) for a in args[args.index("-S") + 1 :][:1]):
+            return
+        folder = next((v for a, v in zip(args, [*args[1:], ""], strict=True) if a == "-t"), None)
+    elif n == "ruby" and "httpd" in " ".join(args) and any(a.startswith("-run") for a in args):
+        pass
+    elif n == "busybox" and args[:1] == ["httpd"]:
+        folder = next((v for a, v in zip(args, [*args[1:], ""], strict=True) if a == "-h"), None)
+    else:
+        return
+    if folder is None:
+        folder = cd_before(inv, ctx)
+    if folder is not None and classify(folder, ctx.cwd, ctx.env) in (
+        *OUTSIDE_PLACES,
+        Place.VARIABLE,
+    ):
+        yield Hit("cmd.remote_access", f"{n} serves {folder} to the network", inv.span,
+                  inv.render())  # fmt: skip
+
+
+# _rule_exec_data fires only with exec_data, a fifo maker, or a shell or interpreter in the line.
+_EXEC_DATA_NAMES = frozenset({"mkfifo", "mknod"}) | SHELLS | frozenset(INTERPRETERS)
+
+
+# ------------------------------------------------------------------------ whole-line rules
+
+
+@line_rule(programs=_EXEC_DATA_NAMES, facts=("exec_data",))
+def _rule_exec_data(ctx: Context) -> Iterator[Hit]:
+    invs = ctx.invs
+    for inv in invs:
+        if not inv.exec_data:
+            continue
+        feeders = [invs[i] for i in inv.exec_data if 0 <= i < len(invs)]
+        span = span_of(inv.span, *(f.span for f in feeders))
+        judged = " | ".join(f.render() for f in feeders) + " -> " + inv.render()
+        if any(downloads(f) for f in feeders):
+            yield Hit("cmd.pipe_to_shell", f"{inv.name} runs downloaded content", span, judged)
+        elif any(f.name in RAW_NETWORK or is_egress(f) for f in feeders):
+            yield Hit("cmd.reverse_shell", f"{inv.name} runs what the network sends", span, judged)
+        elif any(decodes(f) for f in feeders):
+            yield Hit("cmd.decode_exec", f"{inv.name} runs decoded text", span, judged)
+        elif any(not _judged_feeder(f) and not _env_generator(f) for f in feeders):
+            yield Hit("cmd.opaque_command", f"{inv.name} runs generated text", span, judged)
+    names = {inv.name for inv in invs}
+    if {"mkfifo", "mknod"} & names and names & (RAW_NETWORK | {"openssl"}):
+        fifo = next(inv for inv in invs if inv.name in ("mkfifo", "mknod"))
+        yield Hit("cmd.reverse_shell", "a named pipe wired to a network tool (shell or relay)",
+                  fifo.span, " ; ".join(i.render() for i in invs[:6]))  # fmt: skip
+    # A shell in the same pipeline as a raw network tool: mkfifo/nc/telnet reverse shells.
+    for inv in invs:
+        if inv.name in SHELLS or inv.name in INTERPRETERS:
+            up = set(inv.upstream)
+            partners = [invs[i] for i in inv.upstream]
+            partners += [o for o in invs if up and set(o.upstream) >= up and o is not inv]
+            me = position(ctx, inv)
+            partners += [o for o in invs if me in o.upstream]
+            for p in partners:
+                if p.name in RAW_NETWORK or (p.name == "openssl" and "s_client" in p.args):
+                    listen = any(a.startswith("-l") or a in ("--listen", "-lvp") for a in p.args)
+                    yield Hit(
+                        "cmd.bind_shell" if listen else "cmd.reverse_shell",
+                        f"{inv.name} wired to {p.name}",
+                        span_of(inv.span, p.span),
+                        p.render() + " <-> " + inv.render(),
+                    )
+                    break
+
+
+# Tools whose output is shell set-up code meant to be eval'd: `eval "$(ssh-agent -s)"`.
+_ENV_GENERATORS = frozenset(
+    {"ssh-agent", "pyenv", "rbenv", "nodenv", "goenv", "jenv", "direnv", "starship", "zoxide",
+     "conda", "brew", "poetry", "opam", "fnm", "mise", "rtx", "thefuck", "gh", "kubectl", "npm",
+     "rustup", "helm", "dircolors", "keychain", "gpg-agent", "luarocks", "pipenv", "uv", "deno",
+     "docker-machine", "minikube", "oh-my-posh", "atuin", "fzf", "register-python-argcomplete",
+     "nvm", "sdk", "asdf", "jump", "scmpuff", "hub", "devbox", "nix", "flox", "tmuxifier",
+     "pip", "ng", "hugo", "cobra-cli", "terraform", "vault", "pulumi", "az", "aws_completer"}
+)  # fmt: skip
+
+
+def _env_generator(inv: Invocation) -> bool:
+    return inv.name in _ENV_GENERATORS and not downloads(inv)
+
+
+def _judged_feeder(inv: Invocation) -> bool:
+    if inv.name in ("echo", "printf") and all(w.literal for w in inv.words):
+        return True
+    if inv.name == "cat" and all(w.literal for w in inv.words):
+        return True
+    return inv.name in ("true", ":", "yes")
+
+
+def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
+    """(files, folders) another tool fetches from elsewhere: aria2c, scp/rsync/sftp from a
+    host, git/hg/svn clone, gh repo clone."""
+    n, args = inv.name, inv.args
+    _, rest = opts(inv.words[1:])
+    paths = [w.text for w in rest]
+    if n == "aria2c":
+        named = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--out")]
+        named += [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
+        urls = [a for a in args if URL_START.match(a)]
+        return named or [posixpath.basename(u.split("?", 1)[0]) for u in urls], []
+    if n in ("scp", "rsync") and len(paths) >= 2 and not REMOTE_PATH.match(paths[-1]):
+        sources = [p for p in paths[:-1] if REMOTE_PATH.match(p)]
+        if not sources:
+            return [], []
+        dest = paths[-1]
+        if dest in (".", "./") or dest.endswith("/"):
+            base = "" if dest in (".", "./") else dest
+            return [base + posixpath.basename(p.split(":", 1)[1]) for p in sources], []
+        return [dest], []
+    if (n in ("git", "hg") and args[:1] == ["clone"]) or (n == "svn" and args[:1] in (
+        ["checkout"], ["co"],
+    )) or (n == "gh" and args[:2] == ["repo", "clone"]):  # fmt: skip
+        positional = [a for a in args[1:] if not a.startswith("-") and a not in ("clone",)]
+        if n == "git":
+            positional = []
+            skip = False
+            for t in [w.text for w in git_split(inv.words)[1][1:]]:
+                if skip:
+                    skip = False
+                elif t in _CLONE_VALUE_OPTIONS:
+                    skip = True
+                elif not t.startswith("-"):
+                    positional.append(t)
+        if not positional:
+            return [], []
+        if len(positional) >= 2:
+            return [], [positional[1].rstrip("/")]
+        name = posixpath.basename(positional[0].rstrip("/").split(":")[-1])
+        return [], [name.removesuffix(".git")]
+    return [], []
+
+
+_CLONE_VALUE_OPTIONS = frozenset(
+    {"--depth", "-b", "--branch", "-o", "--origin", "--reference", "-c", "--config",
+     "--template", "-j", "--jobs", "--filter", "--separate-git-dir", "-u", "--upload-pack",
+     "--shallow-since", "--shallow-exclude", "--reference-if-able", "--server-option"}
+)  # fmt: skip
+
+
+_SAVED_EXEC_NAMES = (
+    DOWNLOADERS | (DECODERS - {"echo", "printf"}) | FETCHERS | frozenset(INTERPRETERS)
+)
+
+
+@line_rule(programs=_SAVED_EXEC_NAMES)
+def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
+    saved: dict[str, tuple[str, Invocation]] = {}
+    folders: dict[str, Invocation] = {}
+    shadows: dict[str, Invocation] = {}  # a downloaded program put in a PATH folder, by name
+    inside: str | None = None  # the fetched folder a `cd` entered
+    for inv in ctx.invs:
+        if inv.name == "cd" and inv.args:
+            target = inv.args[0].rstrip("/")
+            inside = target if target in folders else None
+        for w in _executed_paths(inv):
+            key = _key(w.text)
+            folder = next((f for f in folders if key.startswith(f + "/")), None)
+            if inside and not w.text.startswith(("/", "~", "$")):
+                folder = folder or inside
+            if key in saved:
+                kind, src = saved[key]
+                code = "cmd.pipe_to_shell" if kind == "download" else "cmd.decode_exec"
+                yield Hit(
+                    code,
+                    f"{w.text} is {kind}ed, then run",
+                    span_of(src.span, inv.span),
+                    src.render() + " ; " + inv.render(),
+                )
+            elif folder is not None:
+                src = folders[folder]
+                yield Hit(
+                    "cmd.pipe_to_shell",
+                    f"{w.text} comes from {src.name} {folder}, then runs",
+                    span_of(src.span, inv.span),
+                    src.render() + " ; " + inv.render(),
+                )
+        words = inv.words
+        if words and inv.name in shadows and "/" not in words[0].text:
+            src = shadows[inv.name]
+            yield Hit(
+                "cmd.pipe_to_shell",
+                f"{inv.name} was downloaded into a PATH folder, then run",
+                span_of(src.span, inv.span),
+                src.render() + " ; " + inv.render(),
+            )
+        if downloads(inv):
+            for p in _saved_paths(inv):
+                saved[p] = ("download", inv)
+                tool = shadowed_tool(p, ctx.cwd, ctx.env)
+                if tool:
+                    shadows[tool] = inv
+        elif decodes(inv) and inv.name not in ("echo", "printf"):
+            for p in _saved_paths(inv):
+                saved[p] = ("decode", inv)
+        elif inv.name in FETCHERS:
+            files, dirs = _fetched(inv)
+            for p in files:
+                saved[_key(p)] = ("download", inv)
+            for d in dirs:
+                folders[_key(d)] = inv
+
+
+_SPLIT_PIECES = re.compile(r"[=@,:]")
+
+
+def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
+    """Credential files this invocation reads."""
+    out: list[Word] = []
+    look_only = inv.name in LOOK_ONLY
+    if look_only and not inv.redirects:
+        return out
+    # One search over every word decides whether any single word could name a credential.
+    if not cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects)])):
+        return out
+    candidates = [r.target for r in inv.redirects if r.reads]
+    # A look-only program still reads what is redirected into it (ssh host 'cat > x' < key).
+    words = [] if look_only else inv.words[1:]
+    skip_next = False
+    for i, w in enumerate(words):
+        if skip_next:
+            skip_next = False
+            continue
+        if w.text in ("-i", "--identity", "--key", "--cert", "-k") and inv.name in (
+            "ssh", "scp", "sftp", "rsync", "git", "curl", "ansible", "ansible-playbook",
+        ):  # fmt: skip
+            skip_next = True
+            continue
+        if inv.name == "git" and i == 0:
+            continue
+        candidates.append(w)
+    for w in candidates:
+        if not cred_hint(w.text):
+            continue
+        for piece in (w.text, *_SPLIT_PIECES.split(w.text)):
+            if piece and CREDENTIAL_FILES.search(canonical_for_match(piece, ctx.cwd, ctx.env)):
+                out.append(w)
+                break
+    return out
+
+
+# Options whose value is a key or certificate used to authenticate, not data sent.
+_KEY_OPTIONS = frozenset(
+    {"-i", "-E", "--cert", "--key", "--cacert", "--capath", "-e", "--rsh", "--identity",
+     "--ssh-key", "--private-key", "--client-cert", "--client-key", "-k"}
+)  # fmt: skip
+
+
+_UPLOAD_OPTS = re.compile(
+    r"^(?:-F|--form|-T|--upload-file|-d|--data(?:-binary|-raw|-urlencode)?|--post-file|"
+    r"--post-data|--body-file)(?:=.*)?$|^-[A-Za-z]*[FTd]$"
+)
+
+
+@line_rule(facts=("egress",))
+def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
+    """Exfiltration by shape: uploads to drop sites, data in DNS names, home archives sent away."""
+    invs = ctx.invs
+    for e in ctx.egress:
+        inv = invs[e]
+        judged = inv.render()
+        args = inv.args
+        if any(DROP_HOSTS.search(a) for a in args) and (
+            any(_UPLOAD_OPTS.match(a) for a in args) or inv.upstream
+        ):
+            yield Hit(
+                "cmd.exfiltration", "uploads data to a drop or webhook site", inv.span, judged
+            )
+            return
+        if inv.name in ("dig", "nslookup", "host", "drill", "ping") and any(
+            decodes(invs[i]) or invs[i].name in ("base64", "base32", "xxd", "od", "cat", "head")
+            for w in inv.words[1:]
+            for i in w.subs
+        ):
+            yield Hit("cmd.exfiltration", "encodes data into a DNS name", inv.span, judged)
+            return
+        for i in inv.upstream:
+            f = invs[i]
+            if f.name in ("tar", "zip", "7z", "cpio", "rsync", "cat", "find", "gzip") and any(
+                classify(w.text, ctx.cwd, ctx.env) is Place.ROOT for w in f.words[1:]
+                if not w.text.startswith("-")
+            ):  # fmt: skip
+                yield Hit("cmd.exfiltration", f"{f.name} of a home or system root is sent away",
+                          span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
+                return
+
+
+def _dumps_environment(inv: Invocation) -> bool:
+    """``env``, ``printenv``, ``set``, ``export -p``, ``declare -x``: every variable printed."""
+    n, args = inv.name, inv.args
+    if n in ("env", "printenv", "set", "export"):
+        return not args or args in (["-p"], ["-0"])
+    if n in ("declare", "typeset"):
+        return bool(args) and all(a.startswith("-") and set(a[1:]) <= set("xpg") for a in args)
+    return False
+
+
+_SENSITIVE_PIECES = re.compile(r"[=@,:\s<]")
+
+
+@line_rule(facts=("egress", "cred_reads"))
+def _rule_credentials(ctx: Context) -> Iterator[Hit]:
+    invs = ctx.invs
+    if ctx.egress:
+        egress_span = invs[ctx.egress[0]].span
+        reported = False
+        for idx, w in ctx.cred_reads:
+            yield Hit(
+                "cmd.exfiltration",
+                f"reads {w.text} and the command line reaches the network",
+                span_of(w.span, egress_span),
+                invs[idx].render() + " ; " + invs[ctx.egress[0]].render(),
+            )
+            reported = True
+        if reported:
+            return
+        # Weaker sources (.env, env dumps, keys by extension) only count when they feed egress.
+        for e in ctx.egress:
+            inv = invs[e]
+            feeders = [invs[i] for i in inv.upstream] + [inv]
+            feeders += [invs[s] for w in inv.words for s in w.subs]
+            for f in feeders:
+                words = [
+                    w
+                    for i, w in enumerate(f.words[1:], start=1)
+                    if f.words[i - 1].text not in _KEY_OPTIONS
+                    and w.text not in _KEY_OPTIONS
+                    and not w.text.startswith("ssh ")  # rsync -e "ssh -i key": auth, not data
+                ]
+                for w in [*words, *(r.target for r in f.redirects if r.reads)]:
+                    for piece in _SENSITIVE_PIECES.split(w.text):
+                        if piece and SENSITIVE_FILES.search(
+                            canonical_for_match(piece, ctx.cwd, ctx.env)
+                        ):
+                            if f.name in ("ssh", "scp", "git") and f is inv and f.name != "scp":
+                                continue
+                            yield Hit(
+                                "cmd.exfiltration",
+                                f"sends {w.text} to the network",
+                                span_of(w.span, inv.span),
+                                f.render() + " -> " + inv.render(),
+                            )
+                            return
+                if f is not inv and (_dumps_environment(f) or f.code_dumps_env):
+                    yield Hit(
+                        "cmd.exfiltration",
+                        "sends the environment to the network",
+                        span_of(f.span, inv.span),
+                        f.render() + " -> " + inv.render(),
+                    )
+                    return
+        return
+    for idx, w in ctx.cred_reads:
+        yield Hit("cmd.credential_read", f"reads credential file {w.text}", w.span,
+                  invs[idx].render())  # fmt: skip
+
+
+_PYTHON_NAMES = frozenset(n for n, lang in INTERPRETERS.items() if lang == "python")
+
+
+_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | {"twine"}
+
+
+@rule(programs=_SUPPLY_NAMES, args=True)
+def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """Installs and runs of packages from URLs, repositories and other indexes; setup.py."""
+    n = inv.name
+    args = inv.args
+    judged = inv.render()
+    if n in _PYTHON_NAMES:
+        if supply.setup_py_install(args):
+            yield Hit("cmd.untrusted_install", "setup.py install runs the project's install script",
+                      inv.span, judged)  # fmt: skip
+            return
+        module_args = supply.pip_module_args(args)
+        if module_args is None:
+            return
+        n, args = "pip", module_args
+    why = supply.untrusted_install(n, args)
+    if why:
+        yield Hit("cmd.untrusted_install", why, inv.span, judged)
+    where = supply.foreign_publish(n, args)
+    if where:
+        yield Hit("cmd.file_transfer", f"{n} publishes the project to {where[:60]}", inv.span,
+                  judged)  # fmt: skip
+    if n in ("npm", "pnpm", "yarn"):
+        verbs = [a for a in args if not a.startswith("-")]
+        if (verbs[:3] == ["config", "set", "strict-ssl"] and verbs[3:4] in (["false"], ["0"])) or (
+            verbs[:3] == ["set", "strict-ssl", "false"]
+        ):
+            yield Hit("cmd.tls_off", f"{n} strict-ssl false turns certificate checks off",
+                      inv.span, judged)  # fmt: skip
+
+
+# Programs that send what they are given to a host named in their arguments (the provider's own
+# command-line tools, such as docker login or helm, are not here: they talk to their own service).
+_SENDERS = (
+    DOWNLOADERS
+    | RAW_NETWORK
+    | frozenset(
+        {"ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "dig", "nslookup",
+         "host", "drill", "ping", "smbclient", "openssl", "ftp", "telnet", "rclone", "s3cmd",
+         "mosquitto_pub", "irc", "swaks"}
+    )
+)  # fmt: skip
+
+
+_KEY_PATTERN = re.compile(
+    r"(?i)AKIA|ASIA|sk-|sk_live|ghp_|gho_|ghs_|github_pat|glpat|xox[abpr]|AIza|BEGIN.{0,20}PRIVATE|"
+    r"PRIVATE.KEY|passw|secret|api.?key|token|aws_secret|bearer|credential"
+)
+
+
+_GREP_NAMES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "zgrep", "find"})
+
+
+def _raw_socket(inv: Invocation) -> bool:
+    return any(
+        r.writes and ("/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text)
+        for r in inv.redirects
+    )
+
+
+def _feeders(inv: Invocation, invs: list[Invocation]) -> list[Invocation]:
+    """The invocations whose output ``inv`` receives: pipe feeders and substitutions."""
+    out = [invs[i] for i in inv.upstream if 0 <= i < len(invs)]
+    out += [invs[i] for w in inv.words for i in w.subs if 0 <= i < len(invs)]
+    out += [invs[i] for r in inv.redirects for i in r.target.subs if 0 <= i < len(invs)]
+    return out
+
+
+@line_rule(facts=("egress",))
+def _rule_flows(ctx: Context) -> Iterator[Hit]:
+    """Credentials that are not files, and whole repositories, sent to a host not their own.
+
+    Sources: a command that prints a credential (``gh auth token``), a secret-named variable
+    (``$OPENAI_API_KEY``), a search for key patterns (``grep -r AKIA``). Senders: ``_SENDERS``,
+    interpreter code that talks to the network, any redirect to ``/dev/tcp``/``/dev/udp``.
+    """
+    invs = ctx.invs
+    added_remotes: set[str] = set()
+    for inv in invs:
+        if inv.name == "git" and inv.args[:2] in (["remote", "add"], ["remote", "set-url"]):
+            added_remotes.update(inv.args[2:3])
+    for inv in invs:
+        raw = _raw_socket(inv)
+        judged = inv.render()
+        if raw:
+            yield Hit("cmd.exfiltration", "writes to a raw network socket (/dev/tcp, /dev/udp)",
+                      inv.span, judged)  # fmt: skip
+        raw = raw or _publishes(inv)
+        if inv.name == "git" and "push" in inv.args:
+            yield from _foreign_push(inv, added_remotes, judged)
+        sender = raw or inv.name in _SENDERS or (inv.code_network and inv.name in INTERPRETERS)
+        if not sender:
+            continue
+        raw = raw or inv.name in RAW_NETWORK
+        hosts = flows.hosts_of(inv.args)
+        feeders = _feeders(inv, invs)
+        for f in [*feeders, inv]:
+            provider = flows.printed_credential(f.name, f.args)
+            if (
+                provider is not None
+                and (f is not inv or raw)
+                and (
+                    raw or not hosts or not all(flows.host_is_provider(h, provider) for h in hosts)
+                )
+            ):
+                yield Hit(
+                    "cmd.exfiltration",
+                    f"{f.name} prints a credential that is sent away",
+                    span_of(f.span, inv.span),
+                    f.render() + " -> " + judged,
+                )
+                return
+            if f is not inv and f.name in _GREP_NAMES and any(_KEY_PATTERN.search(a)
+                                                              for a in f.args):  # fmt: skip
+                yield Hit("cmd.exfiltration", "a search for keys or passwords is sent away",
+                          span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
+                return
+        names = flows.secret_variables(
+            [*inv.args, *(a for f in feeders if f.name in ("echo", "printf") for a in f.args)]
+        ) + [n for n in inv.code_env if flows.is_secret_name(n)]
+        for name in dict.fromkeys(names):
+            provider = flows.variable_provider(name)
+            if not raw and hosts and all(flows.host_is_provider(h, provider) for h in hosts):
+                continue
+            if raw or provider or any(DROP_HOSTS.search(h) for h in hosts):
+                yield Hit("cmd.exfiltration", f"${name} is sent to a host that is not its own",
+                          inv.span, judged)  # fmt: skip
+            else:
+                yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
+                          inv.span, judged)  # fmt: skip
+            return
+
+
+def _publishes(inv: Invocation) -> bool:
+    """``gh gist create``, ``gh issue create``, ``gh api … -f``: what it is given becomes public
+    (or a third party's), whatever the host: no credential belongs there."""
+    if inv.name != "gh" or not inv.args:
+        return False
+    a = inv.args
+    return (
+        a[:2] in (["gist", "create"], ["gist", "edit"], ["issue", "create"], ["issue", "comment"],
+                  ["pr", "comment"], ["pr", "create"], ["release", "upload"])
+        or a[0] == "api"
+    )  # fmt: skip
+
+
+def _foreign_push(inv: Invocation, added: set[str], judged: str) -> Iterator[Hit]:
+    """``git push`` of every branch or tag to a URL or to a remote added in the same line."""
+    _, rest = git_split(inv.words)
+    args = [w.text for w in rest[1:]] if rest and rest[0].text == "push" else []
+    positional = [a for a in args if not a.startswith("-")]
+    if not positional:
+        return
+    remote = positional[0]
+    foreign = remote in added or "://" in remote or bool(REMOTE_PATH.match(remote))
+    if not foreign:
+        return
+    everything = bool({"--all", "--mirror", "--tags", "--branches"} & set(args)) or any(
+        p.startswith(("refs/", "+refs/", "*")) for p in positional[1:]
+    )
+    if everything:
+        yield Hit("cmd.exfiltration", f"pushes the whole repository to {remote[:60]}", inv.span,
+                  judged)  # fmt: skip
+    else:
+        yield Hit("cmd.file_transfer", f"pushes to a remote added here ({remote[:60]})", inv.span,
+                  judged)  # fmt: skip
