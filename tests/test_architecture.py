@@ -60,8 +60,12 @@ def _imports(name: str, path: Path) -> set[str]:
                     module = ".".join([*base, *([node.module] if node.module else [])])
                 else:
                     module = node.module or ""
-                found.add(module)
-                found.update(f"{module}.{alias.name}" for alias in node.names)
+                # ``from pkg import submodule`` needs the submodule, not the package's own
+                # names: the package's __init__ is then only an ancestor being imported.
+                named = [f"{module}.{alias.name}" for alias in node.names]
+                found.update(named)
+                if not all(name in MODULES for name in named):
+                    found.add(module)
 
     visit(tree.body)
     return {m for m in found if m in MODULES and m != name}

@@ -7,7 +7,6 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-
 from domestique.proxy.answer import AnswerStream
 from domestique.proxy.routes import Operation, Provider
 from domestique.proxy.stream_end import StreamEnd

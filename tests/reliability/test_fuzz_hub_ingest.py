@@ -4,22 +4,16 @@ invariants catch a hub that half-ingests or stores a record whose hash does not 
 from __future__ import annotations
 
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fuzz import fuzz_hub_ingest as harness
+from fuzz._harness import CORPUS
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from fuzz import fuzz_hub_ingest as harness  # noqa: E402 - the repository root is put first
-from fuzz._harness import CORPUS  # noqa: E402
-
-from domestique.hub.batch import Refusal, parse_batch  # noqa: E402
-from domestique.hub.store import HubStore  # noqa: E402
+from domestique.hub.batch import Refusal, parse_batch
+from domestique.hub.store import HubStore
 
 # seed -> (refusal code, or (stored, duplicates, head_seq, alert codes))
 EXPECTED: dict[str, Any] = {
