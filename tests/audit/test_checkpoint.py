@@ -83,7 +83,7 @@ def test_tail_with_a_bad_count_is_an_error_not_an_empty_log(tmp_path: Path, n: s
 @pytest.mark.xfail(
     strict=True,
     reason="open on a machine that is not enrolled: a saved, validly signed old checkpoint can "
-    "be put back (an enrolled endpoint: tests/escapes/test_audit_escapes.py)",
+    "be put back (an enrolled endpoint: tests/known_escapes/test_audit_escapes.py)",
 )
 def test_restoring_an_old_checkpoint_after_cutting_the_tail_is_caught(tmp_path: Path) -> None:
     """Known escape: copy ``audit.head.json`` early, later cut every record after it and put the
