@@ -69,6 +69,21 @@ class Tx:
         with self._conn.pipeline():
             yield
 
+    def stream(
+        self, sql: str, params: Sequence[Any] = (), size: int = 2000
+    ) -> Iterator[tuple[Any, ...]]:
+        """Rows one by one, ``size`` at a time from the server (a server-side cursor on
+        PostgreSQL): memory stays bounded however many rows match."""
+        if self.postgres:
+            with self._conn.cursor(name="dq_stream") as cur:
+                cur.itersize = size
+                cur.execute(sql, tuple(params))
+                yield from (tuple(r) for r in cur)
+            return
+        cur = self._conn.execute(self._sql(sql), tuple(params))
+        while rows := cur.fetchmany(size):
+            yield from (tuple(r) for r in rows)
+
     def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if not rows:

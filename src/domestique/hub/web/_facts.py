@@ -1,0 +1,295 @@
+"""What the web report reads, kept at ingest: filterable rollups and a fingerprint index.
+
+Every accepted record gives its **dimensions** (:func:`dimensions`): the developer (the
+record's OS user), the repository (the project directory a command ran in), the agent, the
+destination (the model provider's host for the firewall, the first host a command or tool
+reaches otherwise), the model, the bytes sent to the provider and the values redacted by kind
+(secret / personal data / customer record). In the same transaction as the records:
+
+- ``facts``: one row per hour and combination of dimensions with exact counts, bytes and
+  redactions: the Overview and What-left pages sum these, not the records;
+- ``fact_codes``: the same per reason code (top reason codes under any filter);
+- ``findings``: every fingerprint a record's evidence cites (the install's and the
+  organisation's), so "where did this value appear" is one index lookup;
+- the records table carries the dimensions as columns, for the Decisions page's filters.
+
+The migration (:data:`MIGRATION`) adds these and fills them from the records already held, so
+the pages are exact for the whole store, not only what arrived after the upgrade.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from domestique.hub._db import Tx
+
+MAX_DIM = 200  # characters kept of each dimension (a path can be long)
+MAX_FINDINGS = 64  # fingerprints indexed per record
+KINDS = {"secret": "secret", "pii": "personal", "records": "customer_record"}
+DIMENSIONS = ("developer", "repository", "agent", "destination")
+FACT_KEY = (
+    "hour",
+    "endpoint_id",
+    "component",
+    "action",
+    "developer",
+    "repository",
+    "agent",
+    "destination",
+    "model",
+)
+CODE_KEY = (*FACT_KEY[:-1], "code")
+
+
+@dataclass(frozen=True, slots=True)
+class Dimensions:
+    developer: str
+    repository: str
+    agent: str
+    destination: str
+    model: str
+    bytes: int
+    redactions: tuple[int, int, int]  # secret, personal, customer record
+    fingerprints: tuple[tuple[str, str, str], ...]  # (fingerprint, code, where)
+
+
+def _text(value: object) -> str:
+    return value[:MAX_DIM] if isinstance(value, str) else ""
+
+
+def _host(url: object) -> str:
+    if not isinstance(url, str):
+        return ""
+    try:
+        return (urlsplit(url).hostname or "")[:MAX_DIM]
+    except ValueError:
+        return ""
+
+
+def dimensions(data: Mapping[str, Any]) -> Dimensions:
+    """The dimensions of one record (its canonical JSON, parsed). Never raises on odd shapes."""
+    subject = data.get("subject")
+    subject = subject if isinstance(subject, dict) else {}
+    obj = data.get("object")
+    obj = obj if isinstance(obj, dict) else {}
+    component = data.get("component")
+    reasons = data.get("reasons")
+    reasons = reasons if isinstance(reasons, list) else []
+    destination = ""
+    model = ""
+    size = 0
+    if component == "proxy":
+        destination = _text(obj.get("upstream_host"))
+        model = _text(obj.get("model"))
+        got = obj.get("bytes_in")
+        size = got if type(got) is int else 0
+    else:
+        hosts = obj.get("hosts")
+        urls = obj.get("urls")
+        if isinstance(hosts, list) and hosts:
+            destination = _text(hosts[0])
+        elif isinstance(urls, list) and urls:
+            destination = _host(urls[0])
+    redacted = [0, 0, 0]
+    prints: dict[tuple[str, str, str], None] = {}
+    for reason in reasons:
+        if not isinstance(reason, dict):
+            continue
+        code = _text(reason.get("code"))
+        evidence = reason.get("evidence")
+        evidence = evidence if isinstance(evidence, list) else []
+        kind = code.partition(".")[0]
+        if data.get("action") == "redact" and kind in KINDS:
+            redacted[list(KINDS).index(kind)] += max(1, len(evidence))
+        for ev in evidence:
+            if not isinstance(ev, dict):
+                continue
+            where = _text(ev.get("where"))
+            for name in ("fingerprint", "org_fingerprint"):
+                fp = ev.get(name)
+                if isinstance(fp, str) and fp and len(prints) < MAX_FINDINGS:
+                    prints[(fp[:100], code, where)] = None
+    return Dimensions(
+        developer=_text(subject.get("user")),
+        repository=_text(obj.get("cwd")) if component != "proxy" else "",
+        agent=_text(subject.get("agent")),
+        destination=destination,
+        model=model,
+        bytes=max(0, int(size)),
+        redactions=(redacted[0], redacted[1], redacted[2]),
+        fingerprints=tuple(prints),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One stored record as the rollups need it."""
+
+    endpoint_id: str
+    id: str
+    time: str
+    component: str
+    action: str
+    codes: Sequence[str]
+    dims: Dimensions
+
+
+def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
+    """Add stored records to the rollups and the fingerprint index (same transaction)."""
+    if not rows:
+        return
+    facts: dict[tuple[str, ...], list[int]] = {}
+    codes: Counter[tuple[str, ...]] = Counter()
+    found: list[tuple[str, str, str, str, str, str]] = []
+    for r in rows:
+        d = r.dims
+        key = (
+            r.time[:13],
+            r.endpoint_id,
+            r.component,
+            r.action,
+            d.developer,
+            d.repository,
+            d.agent,
+            d.destination,
+        )
+        acc = facts.setdefault((*key, d.model), [0, 0, 0, 0, 0])
+        acc[0] += 1
+        acc[1] += d.bytes
+        acc[2] += d.redactions[0]
+        acc[3] += d.redactions[1]
+        acc[4] += d.redactions[2]
+        for code in dict.fromkeys(r.codes):
+            codes[(*key, code)] += 1
+        found.extend(
+            (fp, r.endpoint_id, r.id, r.time, code, where) for fp, code, where in d.fingerprints
+        )
+    # A fixed order: concurrent upserts from several hubs never deadlock.
+    fact_rows = [(*k, *v) for k, v in sorted(facts.items())]
+    code_rows = [(*k, n) for k, n in sorted(codes.items())]
+    cols = ", ".join(FACT_KEY)
+    tx.many(
+        f"INSERT INTO facts ({cols}, n, bytes, red_secret, red_pii, red_records) "  # noqa: S608 - fixed names
+        f"VALUES ({', '.join(['%s'] * (len(FACT_KEY) + 5))}) ON CONFLICT ({cols}) DO UPDATE SET "
+        "n = facts.n + excluded.n, bytes = facts.bytes + excluded.bytes, "
+        "red_secret = facts.red_secret + excluded.red_secret, "
+        "red_pii = facts.red_pii + excluded.red_pii, "
+        "red_records = facts.red_records + excluded.red_records",
+        fact_rows,
+    )
+    ccols = ", ".join(CODE_KEY)
+    tx.many(
+        f"INSERT INTO fact_codes ({ccols}, n) VALUES ({', '.join(['%s'] * (len(CODE_KEY) + 1))}) "  # noqa: S608 - fixed names
+        f"ON CONFLICT ({ccols}) DO UPDATE SET n = fact_codes.n + excluded.n",
+        code_rows,
+    )
+    if found:
+        tx.copy_rows(
+            "findings", ("fingerprint", "endpoint_id", "record_id", "time", "code", "place"), found
+        )
+
+
+def row_of(  # noqa: PLR0917 - the record's stored columns, in order
+    endpoint_id: str,
+    record_id: str,
+    time: str,
+    component: str,
+    action: str,
+    codes: Iterable[str],
+    record: str,
+) -> Row:
+    try:
+        data = orjson.loads(record)
+    except orjson.JSONDecodeError:
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    return Row(endpoint_id, record_id, time, component, action, tuple(codes), dimensions(data))
+
+
+def _backfill(tx: Tx) -> None:
+    """Fill the rollups, the index and the record columns from the records already held."""
+    if tx.postgres:
+        select = (
+            "SELECT endpoint_id, id, to_char(time AT TIME ZONE 'UTC', "
+            '\'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\'), component, action, codes, record FROM records'
+        )
+    else:
+        select = "SELECT endpoint_id, id, time, component, action, codes, record FROM records"
+    batch: list[Row] = []
+    for endpoint_id, rid, when, component, action, codes, record in tx.q(select):
+        row = row_of(
+            str(endpoint_id),
+            str(rid),
+            str(when),
+            str(component),
+            str(action),
+            str(codes).split(),
+            str(record),
+        )
+        batch.append(row)
+        if len(batch) >= 1000:
+            _flush_backfill(tx, batch)
+            batch = []
+    _flush_backfill(tx, batch)
+
+
+def _flush_backfill(tx: Tx, rows: list[Row]) -> None:
+    add_rows(tx, rows)
+    tx.many(
+        "UPDATE records SET developer = %s, repository = %s, agent = %s, destination = %s "
+        "WHERE endpoint_id = %s AND id = %s",
+        [
+            (
+                r.dims.developer,
+                r.dims.repository,
+                r.dims.agent,
+                r.dims.destination,
+                r.endpoint_id,
+                r.id,
+            )
+            for r in rows
+        ],
+    )
+
+
+def _tables(time_type: str) -> tuple[str, ...]:
+    dims = " TEXT NOT NULL, ".join(FACT_KEY) + " TEXT NOT NULL"
+    cdims = " TEXT NOT NULL, ".join(CODE_KEY) + " TEXT NOT NULL"
+    return (
+        *(f"ALTER TABLE records ADD COLUMN {d} TEXT NOT NULL DEFAULT ''" for d in DIMENSIONS),
+        f"""CREATE TABLE facts ({dims}, n BIGINT NOT NULL, bytes BIGINT NOT NULL,
+            red_secret BIGINT NOT NULL, red_pii BIGINT NOT NULL, red_records BIGINT NOT NULL,
+            PRIMARY KEY ({", ".join(FACT_KEY)}))""",
+        f"""CREATE TABLE fact_codes ({cdims}, n BIGINT NOT NULL,
+            PRIMARY KEY ({", ".join(CODE_KEY)}))""",
+        f"""CREATE TABLE findings (fingerprint TEXT NOT NULL, endpoint_id TEXT NOT NULL,
+            record_id TEXT NOT NULL, time {time_type} NOT NULL, code TEXT NOT NULL,
+            place TEXT NOT NULL)""",
+        "CREATE INDEX findings_fingerprint ON findings (fingerprint)",
+        """CREATE TABLE admin_tokens (token_hash TEXT PRIMARY KEY, created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL)""",
+        """CREATE TABLE web_sessions (session_hash TEXT PRIMARY KEY, created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL)""",
+        """CREATE TABLE doctor (endpoint_id TEXT NOT NULL, host TEXT NOT NULL,
+            reported_at TEXT NOT NULL, found INTEGER NOT NULL, installed INTEGER NOT NULL,
+            fail_closed INTEGER NOT NULL, answering INTEGER NOT NULL, ok INTEGER NOT NULL,
+            problems TEXT NOT NULL, PRIMARY KEY (endpoint_id, host))""",
+    )
+
+
+# The web report's migration, its own step (docs/fleet.md). SQLite already indexes records by
+# time; on PostgreSQL the index is what lets the Decisions page read the newest page first.
+MIGRATION_VERSION = 11
+SQLITE: tuple[Any, ...] = (*_tables("TEXT"), _backfill)
+POSTGRES: tuple[Any, ...] = (
+    *_tables("TIMESTAMPTZ"),
+    "CREATE INDEX records_time ON records (time)",
+    _backfill,
+)
