@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from domestique.audit import DB_NAME, GENESIS_HASH, AuditStore, chain_hash
-from domestique.hub.batch import Refusal, encode_batch, parse_batch
 from domestique.hub._schema import MIGRATIONS
+from domestique.hub.batch import Refusal, encode_batch, parse_batch
 from domestique.hub.store import EndpointInfo, HubStore
 
 from .support import write_log

@@ -43,6 +43,8 @@ SECURITY_HEADERS = {
 STATIC = {
     "/static/style.css": ("style.css", "text/css"),
     "/static/app.js": ("app.js", "text/javascript"),
+    "/static/icon.svg": ("icon.svg", "image/svg+xml"),
+    "/favicon.ico": ("icon.svg", "image/svg+xml"),
 }
 MAX_FORM_BYTES = 1024 * 1024
 

@@ -109,6 +109,7 @@ def page(
         head = f"<style>{stylesheet()}</style>"
     else:
         head = (
+            '<link rel="icon" href="/static/icon.svg">'
             '<link rel="stylesheet" href="/static/style.css">'
             '<script src="/static/app.js" defer></script>'
         )
