@@ -269,6 +269,7 @@ class WebReport:
                 "repository",
                 "destination",
                 "endpoint",
+                "record",
             ),
         )
         t.rows = [
@@ -282,6 +283,7 @@ class WebReport:
                 r["repository"],
                 r["destination"],
                 r["endpoint"],
+                r["id"],
             ]
             for r in rows
         ]
@@ -352,11 +354,9 @@ class WebReport:
         full = orjson.dumps(r, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
         body = (
             f'<section class="card record" data-record-id="{esc(r.get("id"))}">{meta}</section>'
-            + render_table(ev)
-            + render_table(obj)
-            + f'<section class="card"><h2>Stored record</h2><pre>{esc(full)}</pre></section>'
+            f'<section class="card"><h2>Stored record</h2><pre>{esc(full)}</pre></section>'
         )
-        return f"Decision {r.get('id', '')}", body, []
+        return f"Decision {r.get('id', '')}", body, [ev, obj]
 
     def _leaked(self, query: dict[str, str]) -> tuple[str, str, list[Table]]:
         f = Filters.parse(query)
@@ -391,6 +391,7 @@ class WebReport:
                     "destination",
                     "endpoint",
                     "host",
+                    "record",
                 ),
             )
             t.rows = [
@@ -406,6 +407,7 @@ class WebReport:
                     r["destination"],
                     r["endpoint"],
                     r["host"],
+                    r["id"],
                 ]
                 for r in rows
             ]
