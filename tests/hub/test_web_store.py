@@ -4,11 +4,12 @@ agree with the records, and the session cookie is Secure under TLS."""
 from __future__ import annotations
 
 import ssl
+import time
 from pathlib import Path
 
 import httpx
 
-from domestique.hub.store import HubStore
+from domestique.hub.store import EndpointInfo, HubStore
 from domestique.hub.web import _facts
 from domestique.hub.web._query import Filters, WebQueries
 
@@ -22,6 +23,9 @@ def _snapshot(store: HubStore) -> dict[str, list[str]]:
         return {
             "facts": sorted(map(repr, tx.q("SELECT * FROM facts"))),
             "fact_codes": sorted(map(repr, tx.q("SELECT * FROM fact_codes"))),
+            "facts_day": sorted(map(repr, tx.q("SELECT * FROM facts_day"))),
+            "fact_codes_day": sorted(map(repr, tx.q("SELECT * FROM fact_codes_day"))),
+            "dim_values": sorted(map(repr, tx.q("SELECT * FROM dim_values"))),
             "findings": sorted(
                 map(
                     repr,
@@ -44,7 +48,14 @@ def test_the_migration_backfill_gives_what_ingest_keeps(
         kept = _snapshot(store)
         assert len(kept["findings"]) == 2 * 3 + 1  # install + organisation fingerprints
         with store.db.tx() as tx:
-            for table in ("facts", "fact_codes", "findings"):
+            for table in (
+                "facts",
+                "fact_codes",
+                "facts_day",
+                "fact_codes_day",
+                "dim_values",
+                "findings",
+            ):
                 tx.run(f"DELETE FROM {table}")  # noqa: S608
             tx.run(
                 "UPDATE records SET developer = '', repository = '', agent = '', destination = ''"
@@ -83,3 +94,44 @@ def test_the_session_cookie_is_secure_under_tls(tls_hub: tuple[HubProcess, Path]
         assert login.status_code == 303
         assert "; Secure" in login.headers["set-cookie"]
         assert c.get("/endpoints").status_code == 200
+
+
+def test_windows_are_exact_across_days(tmp_path: Path, database_url: str | None) -> None:
+    """A record every 5 hours for 12 days: each window's totals (per-day rollup for whole days,
+    per-hour at the ends) equal a count of the records themselves in that window."""
+    import datetime as dt
+
+    from .web_seed import _guard, _upload
+
+    store = HubStore.open(database_url, tmp_path)
+    try:
+        token = store.create_enroll_token(expires_s=60, uses=1)
+        ep = store.enroll(token, EndpointInfo("h", "u", "Linux", "0", "f"))[0]
+        now = time.time_ns()
+        records = [
+            _guard("u", "codex", f"/r{i % 2}", "ls", now - i * 5 * 3600 * 10**9 - 10**9)
+            for i in range(58)
+        ]
+        _upload(store, ep, records)
+        q = WebQueries(store)
+        today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d")
+        for query in (
+            {"window": "24h"},
+            {"window": "7d"},
+            {"window": "30d"},
+            {"window": "all"},
+            {"from": "2000-01-01", "to": today},
+            {"window": "7d", "repository": "/r1"},
+        ):
+            f = Filters.parse(query)
+            expected = sum(
+                1
+                for r in records
+                if f.start_iso() <= r.time < f.end_iso()
+                and ("repository" not in query or r.object["cwd"] == query["repository"])
+            )
+            assert q.totals(f) == expected, query
+            assert sum(q.overview(f)["by_action"].values()) == expected, query
+            assert len(q.decisions(f, limit=100)) == expected, query
+    finally:
+        store.close()

@@ -33,8 +33,10 @@ MAX_DIM = 200  # characters kept of each dimension (a path can be long)
 MAX_FINDINGS = 64  # fingerprints indexed per record
 KINDS = {"secret": "secret", "pii": "personal", "records": "customer_record"}
 DIMENSIONS = ("developer", "repository", "agent", "destination")
+# The rollups' key: the period (``YYYY-MM-DDTHH`` in ``facts``, ``YYYY-MM-DD`` in
+# ``facts_day``), then the dimensions.
 FACT_KEY = (
-    "hour",
+    "period",
     "endpoint_id",
     "component",
     "action",
@@ -45,6 +47,9 @@ FACT_KEY = (
     "model",
 )
 CODE_KEY = (*FACT_KEY[:-1], "code")
+SUMS = ("n", "bytes", "red_secret", "red_pii", "red_records")
+# The dimensions a filter names, as they follow the period in FACT_KEY (the action aside).
+FILTER_DIMS = ("endpoint", "component", "action", "developer", "repository", "agent", "destination")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,54 +145,71 @@ class Row:
     dims: Dimensions
 
 
+def _upsert(
+    tx: Tx, table: str, key: Sequence[str], sums: Sequence[str], rows: list[tuple[Any, ...]]
+) -> None:
+    cols = ", ".join(key)
+    marks = ", ".join(["%s"] * (len(key) + len(sums)))
+    update = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in sums)
+    tx.many(
+        f"INSERT INTO {table} ({cols}, {', '.join(sums)}) VALUES ({marks}) "  # noqa: S608 - fixed names
+        f"ON CONFLICT ({cols}) DO UPDATE SET {update}",
+        rows,
+    )
+
+
 def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
-    """Add stored records to the rollups and the fingerprint index (same transaction)."""
+    """Add stored records to the rollups (per hour and per day), the filter values and the
+    fingerprint index, in the caller's transaction."""
     if not rows:
         return
-    facts: dict[tuple[str, ...], list[int]] = {}
-    codes: Counter[tuple[str, ...]] = Counter()
     found: list[tuple[str, str, str, str, str, str]] = []
-    for r in rows:
-        d = r.dims
-        key = (
-            r.time[:13],
-            r.endpoint_id,
-            r.component,
-            r.action,
-            d.developer,
-            d.repository,
-            d.agent,
-            d.destination,
-        )
-        acc = facts.setdefault((*key, d.model), [0, 0, 0, 0, 0])
-        acc[0] += 1
-        acc[1] += d.bytes
-        acc[2] += d.redactions[0]
-        acc[3] += d.redactions[1]
-        acc[4] += d.redactions[2]
-        for code in dict.fromkeys(r.codes):
-            codes[(*key, code)] += 1
-        found.extend(
-            (fp, r.endpoint_id, r.id, r.time, code, where) for fp, code, where in d.fingerprints
-        )
-    # A fixed order: concurrent upserts from several hubs never deadlock.
-    fact_rows = [(*k, *v) for k, v in sorted(facts.items())]
-    code_rows = [(*k, n) for k, n in sorted(codes.items())]
-    cols = ", ".join(FACT_KEY)
+    seen: dict[tuple[str, str], list[str]] = {}
+    for cut, table, codes_table in (
+        (13, "facts", "fact_codes"),
+        (10, "facts_day", "fact_codes_day"),
+    ):
+        facts: dict[tuple[str, ...], list[int]] = {}
+        codes: Counter[tuple[str, ...]] = Counter()
+        for r in rows:
+            d = r.dims
+            key = (
+                r.time[:cut],
+                r.endpoint_id,
+                r.component,
+                r.action,
+                d.developer,
+                d.repository,
+                d.agent,
+                d.destination,
+            )
+            acc = facts.setdefault((*key, d.model), [0, 0, 0, 0, 0])
+            acc[0] += 1
+            acc[1] += d.bytes
+            acc[2] += d.redactions[0]
+            acc[3] += d.redactions[1]
+            acc[4] += d.redactions[2]
+            for code in dict.fromkeys(r.codes):
+                codes[(*key, code)] += 1
+            if cut == 13:
+                found.extend(
+                    (fp, r.endpoint_id, r.id, r.time, code, where)
+                    for fp, code, where in d.fingerprints
+                )
+                for name, value in zip(FILTER_DIMS, key[1:], strict=False):
+                    if value:
+                        span = seen.setdefault((name, value), [key[0], key[0]])
+                        span[0], span[1] = min(span[0], key[0]), max(span[1], key[0])
+        # A fixed order: concurrent upserts from several hubs never deadlock.
+        _upsert(tx, table, FACT_KEY, SUMS, [(*k, *v) for k, v in sorted(facts.items())])
+        _upsert(tx, codes_table, CODE_KEY, ("n",), [(*k, n) for k, n in sorted(codes.items())])
+    least, greatest = ("LEAST", "GREATEST") if tx.postgres else ("min", "max")
     tx.many(
-        f"INSERT INTO facts ({cols}, n, bytes, red_secret, red_pii, red_records) "  # noqa: S608 - fixed names
-        f"VALUES ({', '.join(['%s'] * (len(FACT_KEY) + 5))}) ON CONFLICT ({cols}) DO UPDATE SET "
-        "n = facts.n + excluded.n, bytes = facts.bytes + excluded.bytes, "
-        "red_secret = facts.red_secret + excluded.red_secret, "
-        "red_pii = facts.red_pii + excluded.red_pii, "
-        "red_records = facts.red_records + excluded.red_records",
-        fact_rows,
-    )
-    ccols = ", ".join(CODE_KEY)
-    tx.many(
-        f"INSERT INTO fact_codes ({ccols}, n) VALUES ({', '.join(['%s'] * (len(CODE_KEY) + 1))}) "  # noqa: S608 - fixed names
-        f"ON CONFLICT ({ccols}) DO UPDATE SET n = fact_codes.n + excluded.n",
-        code_rows,
+        "INSERT INTO dim_values (name, value, first_period, last_period) VALUES (%s, %s, %s, %s) "  # noqa: S608 - two fixed function names
+        f"ON CONFLICT (name, value) DO UPDATE SET first_period = {least}(dim_values.first_period, "
+        f"excluded.first_period), last_period = {greatest}(dim_values.last_period, "
+        "excluded.last_period)",
+        [(k[0], k[1], v[0], v[1]) for k, v in sorted(seen.items())],
     )
     if found:
         tx.copy_rows(
@@ -264,11 +286,19 @@ def _tables(time_type: str) -> tuple[str, ...]:
     cdims = " TEXT NOT NULL, ".join(CODE_KEY) + " TEXT NOT NULL"
     return (
         *(f"ALTER TABLE records ADD COLUMN {d} TEXT NOT NULL DEFAULT ''" for d in DIMENSIONS),
-        f"""CREATE TABLE facts ({dims}, n BIGINT NOT NULL, bytes BIGINT NOT NULL,
+        *(
+            f"""CREATE TABLE {table} ({dims}, n BIGINT NOT NULL, bytes BIGINT NOT NULL,
             red_secret BIGINT NOT NULL, red_pii BIGINT NOT NULL, red_records BIGINT NOT NULL,
-            PRIMARY KEY ({", ".join(FACT_KEY)}))""",
-        f"""CREATE TABLE fact_codes ({cdims}, n BIGINT NOT NULL,
-            PRIMARY KEY ({", ".join(CODE_KEY)}))""",
+            PRIMARY KEY ({", ".join(FACT_KEY)}))"""
+            for table in ("facts", "facts_day")
+        ),
+        *(
+            f"""CREATE TABLE {table} ({cdims}, n BIGINT NOT NULL,
+            PRIMARY KEY ({", ".join(CODE_KEY)}))"""
+            for table in ("fact_codes", "fact_codes_day")
+        ),
+        """CREATE TABLE dim_values (name TEXT NOT NULL, value TEXT NOT NULL,
+            first_period TEXT NOT NULL, last_period TEXT NOT NULL, PRIMARY KEY (name, value))""",
         f"""CREATE TABLE findings (fingerprint TEXT NOT NULL, endpoint_id TEXT NOT NULL,
             record_id TEXT NOT NULL, time {time_type} NOT NULL, code TEXT NOT NULL,
             place TEXT NOT NULL)""",

@@ -1,7 +1,10 @@
 """The web report's reads: a time window and filters over the rollups, the records, the index.
 
-A window is whole hours, ``[start, end)`` (``YYYY-MM-DDTHH``): the rollups are per hour, so
-the numbers of every page are exact for the window they show. Filters are equalities on the
+A window is whole hours, ``[start, end)`` (``YYYY-MM-DDTHH``; ``7d``, ``30d`` and ``90d`` are
+today and the days before it from midnight UTC, ``24h`` the last 24 hours): the rollups are per
+hour and per day, so the numbers of every page are exact for the window they show. The whole
+days of a window are read from the per-day rollup, its partial days at the ends from the
+per-hour one. Filters are equalities on the
 dimensions (:mod:`domestique.hub.web._facts`) and the action.
 """
 
@@ -63,7 +66,11 @@ class Filters:
         if hours == 0:
             return cls(window, values=values)
         top = now.replace(minute=0, second=0, microsecond=0) + dt.timedelta(hours=1)
-        return cls(window, _hour(top - dt.timedelta(hours=hours)), _hour(top), values)
+        if hours < 48:
+            return cls(window, _hour(top - dt.timedelta(hours=hours)), _hour(top), values)
+        # N days: today and the N-1 days before it, from midnight (UTC).
+        first = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        return cls(window, _hour(first - dt.timedelta(days=hours // 24 - 1)), _hour(top), values)
 
     def query(self) -> dict[str, str]:
         """The query string that gives these filters back."""
@@ -98,17 +105,61 @@ def _parse_hour(text: str, *, end: bool = False) -> str:
     return _hour(hour + dt.timedelta(hours=1) if end else hour)
 
 
-def _where(
-    f: Filters, *, time_col: str = "hour", skip: tuple[str, ...] = ()
-) -> tuple[str, list[Any]]:
+LOW, HIGH = "0000-00-00T00", "9999-99-99T99"
+
+
+def _where(f: Filters, *, time_col: str = "period") -> tuple[str, list[Any]]:
     parts = [f"{time_col} >= %s", f"{time_col} < %s"]
     params: list[Any] = [f.start, f.end]
     for name, value in f.values.items():
-        if name in skip:
-            continue
         parts.append(f"{_COLUMN[name]} = %s")
         params.append(value)
     return " AND ".join(parts), params
+
+
+def _next_day(day: str) -> str:
+    d = dt.datetime.strptime(day, "%Y-%m-%d") + dt.timedelta(days=1)
+    return d.strftime("%Y-%m-%d")
+
+
+def split(start: str, end: str) -> tuple[list[tuple[str, str]], tuple[str, str] | None]:
+    """A window of hours as the hour ranges at its ends and the whole days between them:
+    the days are read from the per-day rollup (about 24 times fewer rows)."""
+    if start == LOW:
+        first_day = "0000-00-00"
+    elif start[11:13] == "00":
+        first_day = start[:10]
+    else:
+        first_day = _next_day(start[:10])
+    last_day = "9999-99-99" if end == HIGH else end[:10]
+    if first_day >= last_day:
+        return [(start, end)], None
+    hours = []
+    if start != LOW and start < f"{first_day}T00":
+        hours.append((start, f"{first_day}T00"))
+    if end != HIGH and f"{last_day}T00" < end:
+        hours.append((f"{last_day}T00", end))
+    return hours, (first_day, last_day)
+
+
+def _source(
+    f: Filters, cols: str, *, codes: bool = False, hours_only: bool = False, extra: str = ""
+) -> tuple[str, list[Any]]:
+    """``SELECT cols`` over the window and filters, from the per-hour rollup at the window's
+    ends and the per-day rollup between (one ``UNION ALL``)."""
+    hour_table, day_table = ("fact_codes", "fact_codes_day") if codes else ("facts", "facts_day")
+    hours, days = ([(f.start, f.end)], None) if hours_only else split(f.start, f.end)
+    filters = "".join(f" AND {_COLUMN[name]} = %s" for name in f.values) + extra
+    values = list(f.values.values())
+    parts: list[str] = []
+    params: list[Any] = []
+    for table, (a, b) in [
+        *((hour_table, h) for h in hours),
+        *([(day_table, days)] if days else []),
+    ]:
+        parts.append(f"SELECT {cols} FROM {table} WHERE period >= %s AND period < %s{filters}")  # noqa: S608 - fixed names
+        params += [a, b, *values]
+    return " UNION ALL ".join(parts), params
 
 
 class WebQueries:
@@ -120,110 +171,123 @@ class WebQueries:
     # -- filters --------------------------------------------------------------------------
     def options(self, f: Filters) -> dict[str, list[str]]:
         """The values each filter can take in the window (for the form's lists)."""
-        where, params = _where(Filters(f.window, f.start, f.end, {}))
-        out: dict[str, list[str]] = {}
         with self.store.db.tx() as tx:
-            for name in FILTERS[:-1]:
-                col = _COLUMN[name]
-                rows = tx.q(
-                    f"SELECT DISTINCT {col} FROM facts WHERE {where} AND {col} <> '' "  # noqa: S608 - fixed names
-                    f"ORDER BY {col} LIMIT {MAX_OPTIONS}",
-                    params,
-                )
-                out[name] = [str(r[0]) for r in rows]
+            rows = tx.q(
+                "SELECT name, value FROM dim_values WHERE last_period >= %s AND first_period < %s "
+                "ORDER BY name, value",
+                (f.start, f.end),
+            )
+        out: dict[str, list[str]] = {name: [] for name in FILTERS[:-1]}
+        for name, value in rows:
+            if name in out and len(out[name]) < MAX_OPTIONS:
+                out[str(name)].append(str(value))
         out["action"] = list(ACTIONS)
         return out
 
     # -- overview -------------------------------------------------------------------------
     def overview(self, f: Filters) -> dict[str, Any]:
-        where, params = _where(f)
+        cols = (
+            "component, action, destination, substr(period, 1, {n}) AS b, n, bytes, "
+            "red_secret + red_pii + red_records AS red"
+        )
         with self.store.db.tx() as tx:
-            by = tx.q(
-                f"SELECT component, action, sum(n), sum(bytes) FROM facts WHERE {where} "  # noqa: S608
-                "GROUP BY component, action",
+            hourly = self._hourly(f)
+            src, params = _source(f, cols.format(n=13 if hourly else 10), hours_only=hourly)
+            rows = tx.q(
+                f"SELECT component, action, destination, b, sum(n), sum(bytes), sum(red) "  # noqa: S608
+                f"FROM ({src}) AS t GROUP BY component, action, destination, b",
                 params,
             )
-            span = tx.one(f"SELECT min(hour), max(hour) FROM facts WHERE {where}", params)  # noqa: S608
-            hourly = self._hourly(f, span)
-            bucket = "substr(hour, 1, 13)" if hourly else "substr(hour, 1, 10)"
-            series = tx.q(
-                f"SELECT {bucket} AS b, action, sum(n) FROM facts WHERE {where} "  # noqa: S608
-                "GROUP BY b, action ORDER BY b",
-                params,
-            )
+            src, params = _source(f, "code, n", codes=True)
             codes = tx.q(
-                f"SELECT code, sum(n) AS total FROM fact_codes WHERE {where} "  # noqa: S608
+                f"SELECT code, sum(n) AS total FROM ({src}) AS t "  # noqa: S608
                 "GROUP BY code ORDER BY total DESC, code LIMIT 10",
-                params,
-            )
-            dests = tx.q(
-                f"SELECT destination, sum(n), sum(bytes), sum(red_secret + red_pii + red_records) "  # noqa: S608
-                f"FROM facts WHERE {where} AND component = 'proxy' GROUP BY destination "
-                "ORDER BY 3 DESC, 1 LIMIT 20",
                 params,
             )
         actions = dict.fromkeys(ACTIONS, 0)
         requests = commands = 0
-        for component, action, n, _ in by:
-            actions[str(action)] = actions.get(str(action), 0) + int(n)
-            if component == "proxy":
-                requests += int(n)
-            else:
-                commands += int(n)
         buckets: dict[str, dict[str, int]] = {}
-        for b, action, n in series:
-            buckets.setdefault(str(b), dict.fromkeys(ACTIONS, 0))[str(action)] = int(n)
+        dests: dict[str, list[int]] = {}
+        for component, action, destination, b, count, size, red in rows:
+            n = int(count)
+            actions[str(action)] = actions.get(str(action), 0) + n
+            buckets.setdefault(str(b), dict.fromkeys(ACTIONS, 0))
+            buckets[str(b)][str(action)] = buckets[str(b)].get(str(action), 0) + n
+            if component == "proxy":
+                requests += n
+                acc = dests.setdefault(str(destination) or "(none)", [0, 0, 0])
+                acc[0] += n
+                acc[1] += int(size)
+                acc[2] += int(red)
+            else:
+                commands += n
         return {
             "requests": requests,
             "commands": commands,
             "by_action": actions,
-            "series": buckets,
+            "series": dict(sorted(buckets.items())),
             "hourly": hourly,
             "codes": [(str(c), int(n)) for c, n in codes],
-            "destinations": [(str(d) or "(none)", int(n), int(b), int(r)) for d, n, b, r in dests],
+            "destinations": sorted(
+                ((d, *v) for d, v in dests.items()), key=lambda r: (-r[2], r[0])
+            )[:20],
         }
 
     @staticmethod
-    def _hourly(f: Filters, span: tuple[Any, ...] | None) -> bool:
-        if f.window in ("24h",):
+    def _hourly(f: Filters) -> bool:
+        """Bars per hour for a window of up to 48 hours, else per day."""
+        if f.window == "24h":
             return True
-        if f.window != "custom" or span is None or span[0] is None:
+        if f.window != "custom" or f.start == LOW or f.end == HIGH:
             return False
-        first = dt.datetime.strptime(str(span[0]), "%Y-%m-%dT%H")
-        last = dt.datetime.strptime(str(span[1]), "%Y-%m-%dT%H")
+        first = dt.datetime.strptime(f.start, "%Y-%m-%dT%H")
+        last = dt.datetime.strptime(f.end, "%Y-%m-%dT%H")
         return (last - first) <= dt.timedelta(hours=48)
 
     # -- what left ------------------------------------------------------------------------
     def what_left(self, f: Filters) -> dict[str, list[tuple[Any, ...]]]:
         """Model traffic (the firewall's records) per destination and model, developer,
         repository and agent: requests, bytes sent, values redacted by kind."""
-        where, params = _where(f)
-        sums = "sum(n), sum(bytes), sum(red_secret), sum(red_pii), sum(red_records)"
-        out: dict[str, list[tuple[Any, ...]]] = {}
+        src, params = _source(
+            f,
+            "destination, model, developer, repository, agent, n, bytes, red_secret, red_pii, "
+            "red_records",
+            extra=" AND component = 'proxy'",
+        )
         with self.store.db.tx() as tx:
-            for name, cols in (
-                ("destination", "destination, model"),
-                ("developer", "developer"),
-                ("repository", "repository"),
-                ("agent", "agent"),
+            rows = tx.q(
+                "SELECT destination, model, developer, repository, agent, sum(n), sum(bytes), "  # noqa: S608
+                f"sum(red_secret), sum(red_pii), sum(red_records) FROM ({src}) AS t "
+                "GROUP BY destination, model, developer, repository, agent",
+                params,
+            )
+        groups: dict[str, dict[tuple[str, ...], list[int]]] = {
+            "destination": {},
+            "developer": {},
+            "repository": {},
+            "agent": {},
+        }
+        for dest, model, dev, repo, agent, *sums in rows:
+            for name, key in (
+                ("destination", (dest, model)),
+                ("developer", (dev,)),
+                ("repository", (repo,)),
+                ("agent", (agent,)),
             ):
-                rows = tx.q(
-                    f"SELECT {cols}, {sums} FROM facts WHERE {where} AND component = 'proxy' "  # noqa: S608
-                    f"GROUP BY {cols} ORDER BY {cols.count(',') + 3} DESC, 1 LIMIT 500",
-                    params,
-                )
-                out[name] = [
-                    tuple(
-                        str(v) or "(none)" if isinstance(v, str) or v is None else int(v) for v in r
-                    )
-                    for r in rows
-                ]
+                label = tuple(str(k) or "(none)" for k in key)
+                acc = groups[name].setdefault(label, [0, 0, 0, 0, 0])
+                for i, v in enumerate(sums):
+                    acc[i] += int(v)
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for name, table in groups.items():
+            ordered = sorted(table.items(), key=lambda kv: (-kv[1][1], kv[0]))[:500]
+            out[name] = [(*k, *v) for k, v in ordered]
         return out
 
     def totals(self, f: Filters) -> int:
-        where, params = _where(f)
+        src, params = _source(f, "n")
         with self.store.db.tx() as tx:
-            row = tx.one(f"SELECT sum(n) FROM facts WHERE {where}", params)  # noqa: S608
+            row = tx.one(f"SELECT sum(n) FROM ({src}) AS t", params)  # noqa: S608
         return int(row[0]) if row and row[0] is not None else 0
 
     # -- decisions ------------------------------------------------------------------------
@@ -233,7 +297,7 @@ class WebQueries:
         """The newest records first (keyset paging: ``before`` is the last row's time, id)."""
         pg = self.store.db.postgres
         cast = "::timestamptz" if pg else ""
-        where, params = _where(f, time_col="time")
+        where, params = _where(f, time_col="time")  # the records' own time, exact
         where = where.replace("time >= %s", f"time >= %s{cast}").replace(
             "time < %s", f"time < %s{cast}"
         )
