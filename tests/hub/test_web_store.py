@@ -135,3 +135,23 @@ def test_windows_are_exact_across_days(tmp_path: Path, database_url: str | None)
             assert len(q.decisions(f, limit=100)) == expected, query
     finally:
         store.close()
+
+
+def test_report_html_shares_the_hub_look(tmp_path: Path) -> None:
+    """``domestique report --html``: the hub's stylesheet inlined, its chart, no script."""
+    from domestique.audit.report import build_report, render_html
+    from domestique.hub.web._html import stylesheet
+
+    from .web_seed import _guard
+
+    now = time.time_ns()
+    records = [_guard("u", "codex", "/r", "ls", now - i * 3600 * 10**9).to_json() for i in range(5)]
+    page = render_html(build_report(records, since=None))
+    assert stylesheet() in page
+    import re
+
+    assert (
+        sum(int(n) for n in re.findall(r'<rect class="bar allow"[^>]* data-n="(\d+)"', page)) == 5
+    )
+    assert "<script" not in page
+    assert 'data-figure="Decisions"><span class="value">5</span>' in page

@@ -161,7 +161,7 @@ def chart(series: Mapping[str, Mapping[str, int]], *, hourly: bool) -> str:
     top = max(sum(v.values()) for v in series.values()) or 1
     inner_w, inner_h = width - pad_left - 8, height - pad_bottom - 8
     step = inner_w / len(buckets)
-    bar = max(1.0, step * 0.8)
+    bar = min(48.0, max(1.0, step * 0.8))
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="decisions per {"hour" if hourly else "day"}, by action">'
