@@ -14,13 +14,11 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from .browser import Browser, chromium_path
+from .browser import Browser, no_browser
 from .support import HubProcess
 from .web_seed import LEAKED, Seeded, seed
 
-pytestmark = pytest.mark.skipif(
-    chromium_path() is None, reason="needs chromium (apt-get install chromium)"
-)
+pytestmark = pytest.mark.skipif(no_browser(), reason="needs chromium (apt-get install chromium)")
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import pytest
 from domestique.hub.store import EndpointInfo, HubStore
 from domestique.records import Action, Reason
 
-from .browser import Browser, chromium_path
+from .browser import Browser, no_browser
 from .support import HubProcess, cli
 from .web_seed import _guard, _upload, seed
 
@@ -123,7 +123,7 @@ def test_dry_run_counts_are_exact_and_change_nothing(
     assert _dump(database_url, home) == before, "a dry run writes nothing to the hub"
 
 
-@pytest.mark.skipif(chromium_path() is None, reason="needs chromium")
+@pytest.mark.skipif(no_browser(), reason="needs chromium")
 def test_whatif_page_shows_the_fleet_impact(tmp_path: Path, database_url: str | None) -> None:
     home = tmp_path / "hub-home"
     _seed(database_url, home)

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from domestique.hub.store import HubStore
+from domestique.hub.web._facts import load_record
 
 STREAM_ROWS = 2000  # rows per fetch from the server-side cursor
 
@@ -85,13 +86,7 @@ def fleet_whatif(
     per_endpoint: dict[str, Counter[str]] = {}
     per_developer: dict[str, Counter[str]] = {}
     for endpoint_id, developer, record in store.stream_records(since=since, size=STREAM_ROWS):
-        try:
-            data = orjson.loads(record)
-        except orjson.JSONDecodeError:
-            data = {}
-        if not isinstance(data, dict):
-            data = {}
-        outcome = whatif.add(data)
+        outcome = whatif.add(load_record(record))
         if outcome is None:
             key = "not_redecidable"
         elif outcome[0] is outcome[1]:

@@ -621,33 +621,11 @@ def _whatif_tables(r: dict[str, Any]) -> list[Table]:
         ("endpoint", "user", "host", *cols),
         numeric=frozenset({3, 4, 5, 6}),
     )
-    eps.rows = [
-        [
-            e["endpoint"],
-            e["user"],
-            e["host"],
-            e["records"],
-            e["changed"],
-            e["unchanged"],
-            e["not_redecidable"],
-            ", ".join(f"{k} {n}" for k, n in e["changes"].items()),
-        ]
-        for e in r["by_endpoint"]
-    ]
+    eps.rows = [[e["endpoint"], e["user"], e["host"], *_outcome(e)] for e in r["by_endpoint"]]
     devs = Table(
         "by_developer", "Per developer", ("developer", *cols), numeric=frozenset({1, 2, 3, 4})
     )
-    devs.rows = [
-        [
-            d["developer"],
-            d["records"],
-            d["changed"],
-            d["unchanged"],
-            d["not_redecidable"],
-            ", ".join(f"{k} {n}" for k, n in d["changes"].items()),
-        ]
-        for d in r["by_developer"]
-    ]
+    devs.rows = [[d["developer"], *_outcome(d)] for d in r["by_developer"]]
     examples = Table(
         "examples",
         "Example changed records",
@@ -666,6 +644,12 @@ def _whatif_tables(r: dict[str, Any]) -> list[Table]:
     )
     skipped.rows = [[n["reason"], n["count"]] for n in r["not_redecidable"]["reasons"]]
     return [changes, codes, rules, eps, devs, examples, skipped]
+
+
+def _outcome(row: Mapping[str, Any]) -> list[Any]:
+    """A per-endpoint or per-developer row's counts, as the what-if tables show them."""
+    changes = ", ".join(f"{k} {n}" for k, n in row["changes"].items())
+    return [row["records"], row["changed"], row["unchanged"], row["not_redecidable"], changes]
 
 
 def _since(text: str) -> str:

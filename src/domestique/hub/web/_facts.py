@@ -226,13 +226,18 @@ def row_of(  # noqa: PLR0917 - the record's stored columns, in order
     codes: Iterable[str],
     record: str,
 ) -> Row:
-    try:
-        data = orjson.loads(record)
-    except orjson.JSONDecodeError:
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
+    data = load_record(record)
     return Row(endpoint_id, record_id, time, component, action, tuple(codes), dimensions(data))
+
+
+def load_record(text: str) -> dict[str, Any]:
+    """A stored record's JSON as a dict; ``{}`` for anything else (it then has no dimensions
+    and cannot be re-decided, which is what it is counted as)."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _backfill(tx: Tx) -> None:

@@ -228,9 +228,9 @@ class WebQueries:
             "series": dict(sorted(buckets.items())),
             "hourly": hourly,
             "codes": [(str(c), int(n)) for c, n in codes],
-            "destinations": sorted(
-                ((d, *v) for d, v in dests.items()), key=lambda r: (-r[2], r[0])
-            )[:20],
+            "destinations": [
+                (d, *v) for d, v in sorted(dests.items(), key=lambda kv: (-kv[1][1], kv[0]))
+            ][:20],
         }
 
     @staticmethod
