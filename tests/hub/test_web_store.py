@@ -133,6 +133,17 @@ def test_windows_are_exact_across_days(tmp_path: Path, database_url: str | None)
             assert q.totals(f) == expected, query
             assert sum(q.overview(f)["by_action"].values()) == expected, query
             assert len(q.decisions(f, limit=100)) == expected, query
+            # Paging by 7 (keyset: the last row's time and id) walks every one, newest first.
+            seen: list[str] = []
+            before = None
+            while True:
+                page = q.decisions(f, before=before, limit=7)
+                seen += [r["time"] for r in page[:7]]
+                if len(page) <= 7:
+                    break
+                before = (page[6]["time"], page[6]["id"])
+            assert len(seen) == expected, query
+            assert seen == sorted(seen, reverse=True)
     finally:
         store.close()
 

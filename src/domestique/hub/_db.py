@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -83,6 +84,22 @@ class Tx:
         cur = self._conn.execute(self._sql(sql), tuple(params))
         while rows := cur.fetchmany(size):
             yield from (tuple(r) for r in rows)
+
+    def copy_out(self, sql: str, params: Sequence[Any] = ()) -> Iterator[list[bytes]]:
+        """Rows of a SELECT as lists of raw text fields, streamed: ``COPY (…) TO STDOUT`` on
+        PostgreSQL (the fastest way out, one message a row, bounded memory), a cursor on
+        SQLite. NULL comes out as ``\\N`` on PostgreSQL; select no nullable column."""
+        if not self.postgres:
+            for row in self.stream(sql, params):
+                yield [v.encode("utf-8") if isinstance(v, str) else str(v).encode() for v in row]
+            return
+        with self._conn.cursor() as cur, cur.copy(f"COPY ({sql}) TO STDOUT", tuple(params)) as copy:
+            for chunk in copy:  # one row a message, ending in a newline
+                line = bytes(chunk)[:-1]
+                if b"\\" in line:
+                    yield [_unescape(f) for f in line.split(b"\t")]
+                else:
+                    yield line.split(b"\t")
 
     def many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
@@ -223,6 +240,23 @@ class Database:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+_COPY_ESCAPES = {
+    b"\\": b"\\",
+    b"n": b"\n",
+    b"t": b"\t",
+    b"r": b"\r",
+    b"b": b"\b",
+    b"f": b"\f",
+    b"v": b"\v",
+}
+_COPY_ESCAPE = re.compile(rb"\\(.)", re.DOTALL)
+
+
+def _unescape(field: bytes) -> bytes:
+    """A field of COPY's text format as its value (the escapes PostgreSQL writes)."""
+    return _COPY_ESCAPE.sub(lambda m: _COPY_ESCAPES.get(m.group(1), m.group(1)), field)
 
 
 def _pg_message(exc: Exception) -> str:

@@ -701,22 +701,18 @@ class HubStore:
             rows = tx.q("SELECT id, host, os_user, version FROM endpoints ORDER BY id")
         return [{"id": r[0], "host": r[1], "user": r[2], "version": r[3]} for r in rows]
 
-    def stream_records(
-        self, *, since: str | None = None, size: int = 2000
-    ) -> Iterator[tuple[str, str, str]]:
-        """(endpoint id, developer, record JSON) of every stored record at or after ``since``,
-        streamed (bounded memory), in no particular order. One read transaction."""
+    def stream_records(self, *, since: str | None = None) -> Iterator[list[bytes]]:
+        """[endpoint id, developer, record JSON] (UTF-8) of every stored record at or after
+        ``since``, streamed (bounded memory), in no particular order. One read transaction."""
         where, params = "", tuple[str, ...]()
         if since is not None:
             cast = "::timestamptz" if self.db.postgres else ""
             where, params = f" WHERE time >= %s{cast}", (normalise_time(since),)
         with self.db.tx() as tx:
-            for endpoint_id, developer, record in tx.stream(
+            yield from tx.copy_out(
                 f"SELECT endpoint_id, developer, record FROM records{where}",  # noqa: S608 - fixed
                 params,
-                size,
-            ):
-                yield str(endpoint_id), str(developer), str(record)
+            )
 
     def record_ids(self, endpoint_id: str) -> list[str]:
         with self.db.tx() as tx:

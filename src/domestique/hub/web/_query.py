@@ -117,6 +117,10 @@ def _where(f: Filters, *, time_col: str = "period") -> tuple[str, list[Any]]:
     return " AND ".join(parts), params
 
 
+def _hour_after(hour: str) -> str:
+    return _hour(dt.datetime.strptime(hour, "%Y-%m-%dT%H") + dt.timedelta(hours=1))
+
+
 def _next_day(day: str) -> str:
     d = dt.datetime.strptime(day, "%Y-%m-%d") + dt.timedelta(days=1)
     return d.strftime("%Y-%m-%d")
@@ -307,6 +311,23 @@ class WebQueries:
             params += [before[0], before[0], before[1]]
         when = _time_text(pg)
         with self.store.db.tx() as tx:
+            if f.values:
+                # A filter can match few records spread over the window: walking the time
+                # index would read most of it. The per-hour rollup names the newest hours
+                # holding enough matches; only those hours' records are read.
+                ranges = self._hours_holding(tx, f, before, limit + 1)
+                if not ranges:
+                    return []
+                # The hours replace the window's bounds (they lie inside it), so that the
+                # time index is read for those hours only.
+                where = where.split(" AND ", 2)[2]
+                params = params[2:]
+                where += (
+                    " AND ("
+                    + " OR ".join(f"(time >= %s{cast} AND time < %s{cast})" for _ in ranges)
+                    + ")"
+                )
+                params += [t for r in ranges for t in r]
             rows = tx.q(
                 f"SELECT endpoint_id, id, {when}, component, action, codes, developer, "  # noqa: S608
                 f"repository, agent, destination FROM records WHERE {where} "
@@ -326,6 +347,37 @@ class WebQueries:
             "destination",
         )
         return [dict(zip(keys, (str(v) for v in r), strict=True)) for r in rows]
+
+    @staticmethod
+    def _hours_holding(
+        tx: Any, f: Filters, before: tuple[str, str] | None, want: int
+    ) -> list[tuple[str, str]]:
+        """The newest hours of the window (before ``before``) whose records match ``f``, as
+        few as hold ``want`` matches (or all there are), as merged [start, end) time ranges."""
+        top = f.end if before is None else min(f.end, _hour_after(before[0][:13]))
+        where = " AND ".join(f"{_COLUMN[name]} = %s" for name in f.values)
+        rows = tx.q(
+            f"SELECT period, sum(n) FROM facts WHERE period >= %s AND period < %s AND {where} "  # noqa: S608 - fixed names
+            f"GROUP BY period ORDER BY period DESC LIMIT {int(want) + 1}",
+            [f.start, top, *f.values.values()],
+        )
+        hours: list[str] = []
+        total = 0
+        for period, n in rows:
+            hours.append(str(period))
+            # The hour of ``before`` is only partly left: its count does not count.
+            if before is None or str(period) != before[0][:13]:
+                total += int(n)
+            if total >= want:
+                break
+        ranges: list[list[str]] = []
+        for hour in sorted(hours):
+            start, end = f"{hour}:00:00.000000Z", f"{_hour_after(hour)}:00:00.000000Z"
+            if ranges and ranges[-1][1] == start:
+                ranges[-1][1] = end
+            else:
+                ranges.append([start, end])
+        return [(a, b) for a, b in ranges]
 
     def record(self, endpoint_id: str, record_id: str) -> dict[str, Any] | None:
         with self.store.db.tx() as tx:
