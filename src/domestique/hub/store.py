@@ -701,7 +701,7 @@ class HubStore:
             rows = tx.q("SELECT id, host, os_user, version FROM endpoints ORDER BY id")
         return [{"id": r[0], "host": r[1], "user": r[2], "version": r[3]} for r in rows]
 
-    def stream_records(self, *, since: str | None = None) -> Iterator[list[bytes]]:
+    def stream_records(self, *, since: str | None = None) -> Iterator[Sequence[bytes | memoryview]]:
         """[endpoint id, developer, record JSON] (UTF-8) of every stored record at or after
         ``since``, streamed (bounded memory), in no particular order. One read transaction."""
         where, params = "", tuple[str, ...]()

@@ -230,7 +230,7 @@ def row_of(  # noqa: PLR0917 - the record's stored columns, in order
     return Row(endpoint_id, record_id, time, component, action, tuple(codes), dimensions(data))
 
 
-def load_record(text: str | bytes) -> dict[str, Any]:
+def load_record(text: str | bytes | memoryview) -> dict[str, Any]:
     """A stored record's JSON as a dict; ``{}`` for anything else (it then has no dimensions
     and cannot be re-decided, which is what it is counted as)."""
     try:
