@@ -166,3 +166,24 @@ def test_report_html_shares_the_hub_look(tmp_path: Path) -> None:
     )
     assert "<script" not in page
     assert 'data-figure="Decisions"><span class="value">5</span>' in page
+
+
+def test_streamed_records_are_the_stored_text(tmp_path: Path, database_url: str | None) -> None:
+    """The dry run's stream (COPY on PostgreSQL) gives back each record's exact JSON, also
+    with quotes, backslashes and escaped control characters in it."""
+    from .web_seed import _guard, _upload
+
+    store = HubStore.open(database_url, tmp_path)
+    try:
+        token = store.create_enroll_token(expires_s=60, uses=1)
+        ep = store.enroll(token, EndpointInfo("h", "u", "Linux", "0", "f"))[0]
+        now = time.time_ns()
+        commands = ['echo "a\tb"', "printf '\\\\n' \\\\ x", "ls\n\r\x0b\x0c\x08 é …"]
+        _upload(store, ep, [_guard("u", "codex", "/r", c, now - i) for i, c in enumerate(commands)])
+        with store.db.tx() as tx:
+            stored = sorted(str(r[0]) for r in tx.q("SELECT record FROM records"))
+        streamed = sorted(bytes(r[2]).decode() for r in store.stream_records())
+        assert streamed == stored
+        assert {str(ep)} == {bytes(r[0]).decode() for r in store.stream_records()}
+    finally:
+        store.close()
