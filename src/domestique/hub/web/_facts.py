@@ -148,14 +148,24 @@ class Row:
 def _upsert(
     tx: Tx, table: str, key: Sequence[str], sums: Sequence[str], rows: list[tuple[Any, ...]]
 ) -> None:
+    """Add ``rows`` (key columns, then sums) to ``table``: one statement on PostgreSQL (the
+    rows as arrays through ``unnest``), ``executemany`` on SQLite."""
+    if not rows:
+        return
     cols = ", ".join(key)
-    marks = ", ".join(["%s"] * (len(key) + len(sums)))
+    names = f"{cols}, {', '.join(sums)}"
     update = ", ".join(f"{c} = {table}.{c} + excluded.{c}" for c in sums)
-    tx.many(
-        f"INSERT INTO {table} ({cols}, {', '.join(sums)}) VALUES ({marks}) "  # noqa: S608 - fixed names
-        f"ON CONFLICT ({cols}) DO UPDATE SET {update}",
-        rows,
-    )
+    conflict = f"ON CONFLICT ({cols}) DO UPDATE SET {update}"
+    if tx.postgres:
+        arrays = ", ".join(["%s::text[]"] * len(key) + ["%s::bigint[]"] * len(sums))
+        tx.start(
+            f"INSERT INTO {table} ({names}) SELECT * FROM unnest({arrays}) AS t({names}) "  # noqa: S608 - fixed names
+            f"{conflict}",
+            [list(column) for column in zip(*rows, strict=True)],
+        )
+        return
+    marks = ", ".join(["%s"] * (len(key) + len(sums)))
+    tx.many(f"INSERT INTO {table} ({names}) VALUES ({marks}) {conflict}", rows)  # noqa: S608
 
 
 def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
@@ -164,56 +174,91 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
     if not rows:
         return
     found: list[tuple[str, str, str, str, str, str]] = []
-    seen: dict[tuple[str, str], list[str]] = {}
-    for cut, table, codes_table in (
-        (13, "facts", "fact_codes"),
-        (10, "facts_day", "fact_codes_day"),
-    ):
-        facts: dict[tuple[str, ...], list[int]] = {}
-        codes: Counter[tuple[str, ...]] = Counter()
-        for r in rows:
-            d = r.dims
-            key = (
-                r.time[:cut],
-                r.endpoint_id,
-                r.component,
-                r.action,
-                d.developer,
-                d.repository,
-                d.agent,
-                d.destination,
-            )
-            acc = facts.setdefault((*key, d.model), [0, 0, 0, 0, 0])
-            acc[0] += 1
-            acc[1] += d.bytes
+    hourly: dict[tuple[str, ...], list[int]] = {}
+    codes: Counter[tuple[str, ...]] = Counter()
+    for r in rows:
+        d = r.dims
+        key: tuple[str, ...] = (
+            r.time[:13],
+            r.endpoint_id,
+            r.component,
+            r.action,
+            d.developer,
+            d.repository,
+            d.agent,
+            d.destination,
+            d.model,
+        )
+        acc = hourly.get(key)
+        if acc is None:
+            acc = hourly[key] = [0, 0, 0, 0, 0]
+        acc[0] += 1
+        acc[1] += d.bytes
+        if d.redactions != (0, 0, 0):
             acc[2] += d.redactions[0]
             acc[3] += d.redactions[1]
             acc[4] += d.redactions[2]
-            for code in dict.fromkeys(r.codes):
-                codes[(*key, code)] += 1
-            if cut == 13:
-                found.extend(
-                    (fp, r.endpoint_id, r.id, r.time, code, where)
-                    for fp, code, where in d.fingerprints
-                )
-                for name, value in zip(FILTER_DIMS, key[1:], strict=False):
-                    if value:
-                        span = seen.setdefault((name, value), [key[0], key[0]])
-                        span[0], span[1] = min(span[0], key[0]), max(span[1], key[0])
-        # A fixed order: concurrent upserts from several hubs never deadlock.
-        _upsert(tx, table, FACT_KEY, SUMS, [(*k, *v) for k, v in sorted(facts.items())])
-        _upsert(tx, codes_table, CODE_KEY, ("n",), [(*k, n) for k, n in sorted(codes.items())])
-    least, greatest = ("LEAST", "GREATEST") if tx.postgres else ("min", "max")
-    tx.many(
-        "INSERT INTO dim_values (name, value, first_period, last_period) VALUES (%s, %s, %s, %s) "  # noqa: S608 - two fixed function names
-        f"ON CONFLICT (name, value) DO UPDATE SET first_period = {least}(dim_values.first_period, "
-        f"excluded.first_period), last_period = {greatest}(dim_values.last_period, "
-        "excluded.last_period)",
-        [(k[0], k[1], v[0], v[1]) for k, v in sorted(seen.items())],
-    )
+        for code in r.codes:
+            codes[(*key[:-1], code)] += 1
+        if d.fingerprints:
+            found.extend(
+                (fp, r.endpoint_id, r.id, r.time, code, where) for fp, code, where in d.fingerprints
+            )
+    # The day rollups and the filter values from the hour rollups (fewer rows than records).
+    daily: dict[tuple[str, ...], list[int]] = {}
+    seen: dict[tuple[str, str], list[str]] = {}
+    for key, totals in hourly.items():
+        day = daily.get((key[0][:10], *key[1:]))
+        if day is None:
+            daily[(key[0][:10], *key[1:])] = list(totals)
+        else:
+            for i, v in enumerate(totals):
+                day[i] += v
+        for name, value in zip(FILTER_DIMS, key[1:], strict=False):
+            if value:
+                span = seen.get((name, value))
+                if span is None:
+                    seen[(name, value)] = [key[0], key[0]]
+                else:
+                    span[0], span[1] = min(span[0], key[0]), max(span[1], key[0])
+    daily_codes: Counter[tuple[str, ...]] = Counter()
+    for code_key, n in codes.items():
+        daily_codes[(code_key[0][:10], *code_key[1:])] += n
+    # A fixed order: concurrent upserts from several hubs never deadlock.
+    pending: list[tuple[str, Sequence[str], Sequence[str], list[tuple[Any, ...]]]] = [
+        ("facts", FACT_KEY, SUMS, [(*k, *v) for k, v in sorted(hourly.items())]),
+        ("fact_codes", CODE_KEY, ("n",), [(*k, n) for k, n in sorted(codes.items())]),
+        ("facts_day", FACT_KEY, SUMS, [(*k, *v) for k, v in sorted(daily.items())]),
+        ("fact_codes_day", CODE_KEY, ("n",), [(*k, n) for k, n in sorted(daily_codes.items())]),
+    ]
+    values = [(k[0], k[1], v[0], v[1]) for k, v in sorted(seen.items())]
+    with tx.pipeline():  # every upsert goes out at once (PostgreSQL)
+        for name, columns, sums, upserts in pending:
+            _upsert(tx, name, columns, sums, upserts)
+        _dim_values(tx, values)
     if found:
         tx.copy_rows(
             "findings", ("fingerprint", "endpoint_id", "record_id", "time", "code", "place"), found
+        )
+
+
+def _dim_values(tx: Tx, values: list[tuple[str, str, str, str]]) -> None:
+    if tx.postgres and values:
+        tx.start(
+            "INSERT INTO dim_values (name, value, first_period, last_period) SELECT * FROM "
+            "unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS t(a, b, c, d) "
+            "ON CONFLICT (name, value) DO UPDATE SET first_period = LEAST("
+            "dim_values.first_period, excluded.first_period), last_period = GREATEST("
+            "dim_values.last_period, excluded.last_period)",
+            [list(column) for column in zip(*values, strict=True)],
+        )
+    elif values:
+        tx.many(
+            "INSERT INTO dim_values (name, value, first_period, last_period) VALUES "
+            "(%s, %s, %s, %s) ON CONFLICT (name, value) DO UPDATE SET first_period = "
+            "min(dim_values.first_period, excluded.first_period), last_period = "
+            "max(dim_values.last_period, excluded.last_period)",
+            values,
         )
 
 
