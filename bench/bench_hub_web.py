@@ -135,16 +135,21 @@ def _record(n: int, i: int, count: int, when_ns: int, org_key: bytes) -> Decisio
 
 
 def seed(store: HubStore, endpoints: int, records: int) -> int:
+    """The fleet's 30 days as they arrive: every laptop syncs its next 1,000 records in turn,
+    so the store fills in time order as a live hub's does."""
     key = store.org_fingerprint_key()
     token = store.create_enroll_token(expires_s=3600, uses=endpoints)
     start_ns = time.time_ns() - SPAN_NS
+    ids = [
+        store.enroll(token, EndpointInfo(f"laptop-{n}", f"dev{n:03d}", "Linux", "0.1.0", "fp"))[0]
+        for n in range(endpoints)
+    ]
+    heads = [(GENESIS_HASH, 0)] * endpoints
     total = 0
     t0 = time.perf_counter()
-    for n in range(endpoints):
-        info = EndpointInfo(f"laptop-{n}", f"dev{n:03d}", "Linux", "0.1.0", "fp")
-        endpoint_id = store.enroll(token, info)[0]
-        prev, seq = GENESIS_HASH, 0
-        for first in range(0, records, 1000):
+    for first in range(0, records, 1000):
+        for n, endpoint_id in enumerate(ids):
+            prev, seq = heads[n]
             rows = []
             for i in range(first, min(records, first + 1000)):
                 seq += 1
@@ -155,9 +160,9 @@ def seed(store: HubStore, endpoints: int, records: int) -> int:
                     {"seq": seq, "prev_hash": prev, "hash": link, "record": canonical.decode()}
                 )
                 prev = link
-            result = store.ingest(
-                endpoint_id, parse_batch(encode_batch(endpoint_id, (seq, prev), rows), "gzip")
-            )
+            heads[n] = (prev, seq)
+            body = encode_batch(endpoint_id, (seq, prev), rows)
+            result = store.ingest(endpoint_id, parse_batch(body, "gzip"))
             assert result.stored == len(rows), result
             total += len(rows)
         sys.stderr.write(f"\rseeded {total:,} records ({time.perf_counter() - t0:.0f} s)")

@@ -232,10 +232,10 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
         ("fact_codes_day", CODE_KEY, ("n",), [(*k, n) for k, n in sorted(daily_codes.items())]),
     ]
     values = [(k[0], k[1], v[0], v[1]) for k, v in sorted(seen.items())]
+    _dim_values(tx, values)
     with tx.pipeline():  # every upsert goes out at once (PostgreSQL)
         for name, columns, sums, upserts in pending:
             _upsert(tx, name, columns, sums, upserts)
-        _dim_values(tx, values)
     if found:
         tx.copy_rows(
             "findings", ("fingerprint", "endpoint_id", "record_id", "time", "code", "place"), found
@@ -243,6 +243,25 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
 
 
 def _dim_values(tx: Tx, values: list[tuple[str, str, str, str]]) -> None:
+    """Widen the seen-periods of filter values. Values every endpoint shares (an action, an
+    agent) would make every upload wait for the others' row locks: only the values whose
+    span grows are written (once an hour, typically), read first without a lock."""
+    if not values:
+        return
+    pairs = ", ".join(["(%s, %s)"] * len(values))
+    held = {
+        (str(n), str(v)): (str(a), str(b))
+        for n, v, a, b in tx.q(
+            "SELECT name, value, first_period, last_period FROM dim_values "  # noqa: S608 - placeholders only
+            f"WHERE (name, value) IN (VALUES {pairs})",
+            [x for v in values for x in v[:2]],
+        )
+    }
+    values = [
+        v
+        for v in values
+        if (span := held.get((v[0], v[1]))) is None or v[2] < span[0] or v[3] > span[1]
+    ]
     if tx.postgres and values:
         tx.start(
             "INSERT INTO dim_values (name, value, first_period, last_period) SELECT * FROM "
@@ -365,11 +384,13 @@ def _tables(time_type: str) -> tuple[str, ...]:
 
 
 # The web report's migration, its own step (docs/fleet.md). SQLite already indexes records by
-# time; on PostgreSQL the index is what lets the Decisions page read the newest page first.
+# time; on PostgreSQL a BRIN index on time lets the Decisions page read only the hours it shows.
 MIGRATION_VERSION = 11
 SQLITE: tuple[Any, ...] = (*_tables("TEXT"), _backfill)
 POSTGRES: tuple[Any, ...] = (
     *_tables("TIMESTAMPTZ"),
-    "CREATE INDEX records_time ON records (time)",
+    # BRIN: records arrive about in time order, so a summary per block range finds an hour's
+    # records for almost nothing at each insert (a B-tree on time halved ingest).
+    "CREATE INDEX records_time ON records USING brin (time) WITH (pages_per_range = 32)",
     _backfill,
 )

@@ -311,16 +311,17 @@ class WebQueries:
             params += [before[0], before[0], before[1]]
         when = _time_text(pg)
         with self.store.db.tx() as tx:
-            if f.values:
-                # A filter can match few records spread over the window: walking the time
-                # index would read most of it. The per-hour rollup names the newest hours
-                # holding enough matches; only those hours' records are read.
+            if f.values or pg:
+                # The per-hour rollup names the newest hours holding enough matches; only
+                # those hours' records are read (a filter can match few records spread over
+                # the window, and on PostgreSQL the time index is a BRIN: it finds ranges,
+                # it does not walk them in order).
                 ranges = self._hours_holding(tx, f, before, limit + 1)
                 if not ranges:
                     return []
                 # The hours replace the window's bounds (they lie inside it), so that the
                 # time index is read for those hours only.
-                where = where.split(" AND ", 2)[2]
+                where = " AND ".join(["1 = 1", *where.split(" AND ")[2:]])
                 params = params[2:]
                 where += (
                     " AND ("
@@ -355,9 +356,9 @@ class WebQueries:
         """The newest hours of the window (before ``before``) whose records match ``f``, as
         few as hold ``want`` matches (or all there are), as merged [start, end) time ranges."""
         top = f.end if before is None else min(f.end, _hour_after(before[0][:13]))
-        where = " AND ".join(f"{_COLUMN[name]} = %s" for name in f.values)
+        where = "".join(f" AND {_COLUMN[name]} = %s" for name in f.values)
         rows = tx.q(
-            f"SELECT period, sum(n) FROM facts WHERE period >= %s AND period < %s AND {where} "  # noqa: S608 - fixed names
+            f"SELECT period, sum(n) FROM facts WHERE period >= %s AND period < %s{where} "  # noqa: S608 - fixed names
             f"GROUP BY period ORDER BY period DESC LIMIT {int(want) + 1}",
             [f.start, top, *f.values.values()],
         )
