@@ -206,7 +206,7 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
             )
     # The day rollups and the filter values from the hour rollups (fewer rows than records).
     daily: dict[tuple[str, ...], list[int]] = {}
-    seen: dict[tuple[str, str], list[str]] = {}
+    seen: dict[tuple[str, str, str], list[str]] = {}
     for key, totals in hourly.items():
         day = daily.get((key[0][:10], *key[1:]))
         if day is None:
@@ -216,9 +216,9 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
                 day[i] += v
         for name, value in zip(FILTER_DIMS, key[1:], strict=False):
             if value:
-                span = seen.get((name, value))
+                span = seen.get((key[1], name, value))
                 if span is None:
-                    seen[(name, value)] = [key[0], key[0]]
+                    seen[(key[1], name, value)] = [key[0], key[0]]
                 else:
                     span[0], span[1] = min(span[0], key[0]), max(span[1], key[0])
     daily_codes: Counter[tuple[str, ...]] = Counter()
@@ -231,7 +231,7 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
         ("facts_day", FACT_KEY, SUMS, [(*k, *v) for k, v in sorted(daily.items())]),
         ("fact_codes_day", CODE_KEY, ("n",), [(*k, n) for k, n in sorted(daily_codes.items())]),
     ]
-    values = [(k[0], k[1], v[0], v[1]) for k, v in sorted(seen.items())]
+    values = [(*k, v[0], v[1]) for k, v in sorted(seen.items())]
     _dim_values(tx, values)
     with tx.pipeline():  # every upsert goes out at once (PostgreSQL)
         for name, columns, sums, upserts in pending:
@@ -242,43 +242,43 @@ def add_rows(tx: Tx, rows: Sequence[Row]) -> None:
         )
 
 
-def _dim_values(tx: Tx, values: list[tuple[str, str, str, str]]) -> None:
-    """Widen the seen-periods of filter values. Values every endpoint shares (an action, an
-    agent) would make every upload wait for the others' row locks: only the values whose
-    span grows are written (once an hour, typically), read first without a lock."""
+def _dim_values(tx: Tx, values: list[tuple[str, str, str, str, str]]) -> None:
+    """Widen the seen-periods of each endpoint's filter values (kept per endpoint, so that
+    uploads from different endpoints never wait on each other's row locks); only the values
+    whose span grows are written, read first without a lock."""
     if not values:
         return
-    pairs = ", ".join(["(%s, %s)"] * len(values))
+    pairs = ", ".join(["(%s, %s, %s)"] * len(values))
     held = {
-        (str(n), str(v)): (str(a), str(b))
-        for n, v, a, b in tx.q(
-            "SELECT name, value, first_period, last_period FROM dim_values "  # noqa: S608 - placeholders only
-            f"WHERE (name, value) IN (VALUES {pairs})",
-            [x for v in values for x in v[:2]],
+        (str(e), str(n), str(v)): (str(a), str(b))
+        for e, n, v, a, b in tx.q(
+            "SELECT endpoint_id, name, value, first_period, last_period FROM dim_values "  # noqa: S608 - placeholders only
+            f"WHERE (endpoint_id, name, value) IN (VALUES {pairs})",
+            [x for v in values for x in v[:3]],
         )
     }
     values = [
         v
         for v in values
-        if (span := held.get((v[0], v[1]))) is None or v[2] < span[0] or v[3] > span[1]
+        if (span := held.get((v[0], v[1], v[2]))) is None or v[3] < span[0] or v[4] > span[1]
     ]
-    if tx.postgres and values:
-        tx.start(
-            "INSERT INTO dim_values (name, value, first_period, last_period) SELECT * FROM "
-            "unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS t(a, b, c, d) "
-            "ON CONFLICT (name, value) DO UPDATE SET first_period = LEAST("
-            "dim_values.first_period, excluded.first_period), last_period = GREATEST("
-            "dim_values.last_period, excluded.last_period)",
+    if not values:
+        return
+    least, greatest = ("LEAST", "GREATEST") if tx.postgres else ("min", "max")
+    conflict = (
+        f"ON CONFLICT (endpoint_id, name, value) DO UPDATE SET first_period = {least}("
+        f"dim_values.first_period, excluded.first_period), last_period = {greatest}("
+        "dim_values.last_period, excluded.last_period)"
+    )
+    cols = "endpoint_id, name, value, first_period, last_period"
+    if tx.postgres:
+        tx.run(
+            f"INSERT INTO dim_values ({cols}) SELECT * FROM unnest(%s::text[], %s::text[], "  # noqa: S608 - fixed names
+            f"%s::text[], %s::text[], %s::text[]) AS t({cols}) {conflict}",
             [list(column) for column in zip(*values, strict=True)],
         )
-    elif values:
-        tx.many(
-            "INSERT INTO dim_values (name, value, first_period, last_period) VALUES "
-            "(%s, %s, %s, %s) ON CONFLICT (name, value) DO UPDATE SET first_period = "
-            "min(dim_values.first_period, excluded.first_period), last_period = "
-            "max(dim_values.last_period, excluded.last_period)",
-            values,
-        )
+    else:
+        tx.many(f"INSERT INTO dim_values ({cols}) VALUES (%s, %s, %s, %s, %s) {conflict}", values)  # noqa: S608
 
 
 def row_of(  # noqa: PLR0917 - the record's stored columns, in order
@@ -366,8 +366,9 @@ def _tables(time_type: str) -> tuple[str, ...]:
             PRIMARY KEY ({", ".join(CODE_KEY)}))"""
             for table in ("fact_codes", "fact_codes_day")
         ),
-        """CREATE TABLE dim_values (name TEXT NOT NULL, value TEXT NOT NULL,
-            first_period TEXT NOT NULL, last_period TEXT NOT NULL, PRIMARY KEY (name, value))""",
+        """CREATE TABLE dim_values (endpoint_id TEXT NOT NULL, name TEXT NOT NULL,
+            value TEXT NOT NULL, first_period TEXT NOT NULL, last_period TEXT NOT NULL,
+            PRIMARY KEY (endpoint_id, name, value))""",
         f"""CREATE TABLE findings (fingerprint TEXT NOT NULL, endpoint_id TEXT NOT NULL,
             record_id TEXT NOT NULL, time {time_type} NOT NULL, code TEXT NOT NULL,
             place TEXT NOT NULL)""",

@@ -177,7 +177,8 @@ class WebQueries:
         """The values each filter can take in the window (for the form's lists)."""
         with self.store.db.tx() as tx:
             rows = tx.q(
-                "SELECT name, value FROM dim_values WHERE last_period >= %s AND first_period < %s "
+                "SELECT DISTINCT name, value FROM dim_values WHERE last_period >= %s AND "
+                "first_period < %s "
                 "ORDER BY name, value",
                 (f.start, f.end),
             )
