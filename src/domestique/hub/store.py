@@ -46,7 +46,7 @@ from domestique.audit import GENESIS_HASH
 from domestique.hub._db import Database, HubDatabaseError, Tx
 from domestique.hub._schema import migrate, month_partition
 from domestique.hub.batch import Batch, Item, Refusal, normalise_time
-from domestique.hub.web._facts import DIMENSIONS, add_rows, row_of
+from domestique.hub.web._facts import DIMENSIONS, Row, add_rows
 from domestique.records import utc_now_iso
 
 __all__ = [
@@ -465,8 +465,7 @@ class HubStore:
         if new:
             # The web report's dimensions of each record (hub/web/_facts.py).
             rows = [
-                row_of(endpoint_id, i.id, i.time, i.component, i.action, i.codes, i.record)
-                for i in new
+                Row(endpoint_id, i.id, i.time, i.component, i.action, i.codes, i.dims) for i in new
             ]
             tx.copy_rows(
                 "records",
