@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import os
 import sys
+import threading
 from pathlib import Path
 
 KEY_BYTES = 32
@@ -85,25 +86,58 @@ class KeyFileError(OSError):
 
 
 _KEY_CACHE: dict[Path, bytes] = {}
+ORG_KEY_NAME = "org-fingerprint.key"
+# The organisation key of each install key loaded in this process (enrolled endpoints).
+_ORG_OF_INSTALL: dict[bytes, bytes] = {}
+# install fingerprint -> organisation fingerprint, for the values fingerprinted lately in this
+# process (fingerprints only, never a value); bounded, the oldest go first.
+_ORG_FINGERPRINTS: dict[str, str] = {}
+ORG_MEMORY = 1 << 15
+_ORG_LOCK = threading.Lock()
 
 
 def install_key(home: Path | None = None) -> bytes:
-    """The per-install HMAC key under ``home`` (created on first use, mode 0600)."""
+    """The per-install HMAC key under ``home`` (created on first use, mode 0600).
+
+    On an endpoint enrolled with the fleet hub, the organisation's fingerprint key
+    (``keys/org-fingerprint.key``, written at enrolment) is loaded with it: every
+    :class:`Fingerprinter` under this install key then also fingerprints under it."""
     path = (home or domestique_home()) / "keys" / "fingerprint.key"
     key = _KEY_CACHE.get(path)
     if key is None:
         key = _read_or_create_key(path)
         _KEY_CACHE[path] = key
+        try:
+            org = path.with_name(ORG_KEY_NAME).read_bytes()
+        except OSError:
+            org = b""
+        if len(org) == KEY_BYTES:
+            _ORG_OF_INSTALL[key] = org
     return key
+
+
+def org_fingerprint_of(fingerprint: str) -> str:
+    """The organisation fingerprint of the value whose install fingerprint this is, when this
+    process fingerprinted it lately under an enrolled install key; '' otherwise."""
+    return _ORG_FINGERPRINTS.get(fingerprint, "")
+
+
+def _remember(fingerprint: str, org: str) -> None:
+    with _ORG_LOCK:
+        _ORG_FINGERPRINTS.pop(fingerprint, None)
+        _ORG_FINGERPRINTS[fingerprint] = org
+        while len(_ORG_FINGERPRINTS) > ORG_MEMORY:
+            del _ORG_FINGERPRINTS[next(iter(_ORG_FINGERPRINTS))]
 
 
 class Fingerprinter:
     """Keyed fingerprints of values. Hold one per process; it holds the key, never values."""
 
-    __slots__ = ("_key",)
+    __slots__ = ("_key", "_org")
 
     def __init__(self, key: bytes) -> None:
         self._key = key
+        self._org = _ORG_OF_INSTALL.get(key)
 
     @classmethod
     def for_home(cls, home: Path | None = None) -> Fingerprinter:
@@ -114,8 +148,15 @@ class Fingerprinter:
         return hmac.digest(self._key, data, "sha256")
 
     def fingerprint(self, value: str | bytes) -> str:
-        """``hmac-sha256:<32 hex>`` of ``value``; stable for one install key."""
-        return "hmac-sha256:" + self.digest(value).hex()[:FINGERPRINT_HEX]
+        """``hmac-sha256:<32 hex>`` of ``value``; stable for one install key. On an enrolled
+        endpoint the organisation fingerprint is remembered with it (:func:`org_fingerprint_of`)
+        for the record's evidence."""
+        fp = "hmac-sha256:" + self.digest(value).hex()[:FINGERPRINT_HEX]
+        if self._org is not None:
+            data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+            org = hmac.digest(self._org, data, "sha256").hex()[:FINGERPRINT_HEX]
+            _remember(fp, "hmac-sha256:" + org)
+        return fp
 
 
 def mask_preview(value: str) -> str:

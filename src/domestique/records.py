@@ -101,14 +101,25 @@ class Evidence:
     ``where`` is a JSON path into a request (``messages[3].content[1].content``) or a span of a
     command line (``command[12:40]``); ``preview`` is masked; ``fingerprint`` is the keyed HMAC
     of the value under the install key (never a plain hash, never the value).
+    ``org_fingerprint``: the same under the organisation's key, on an endpoint enrolled with
+    the fleet hub (it matches across endpoints); rendered only when set, so every other
+    record keeps its exact JSON.
     """
 
     where: str
     preview: str = ""
     fingerprint: str = ""
+    org_fingerprint: str = ""
 
     def to_json(self) -> dict[str, JSONValue]:
-        return {"where": self.where, "preview": self.preview, "fingerprint": self.fingerprint}
+        out: dict[str, JSONValue] = {
+            "where": self.where,
+            "preview": self.preview,
+            "fingerprint": self.fingerprint,
+        }
+        if self.org_fingerprint:
+            out["org_fingerprint"] = self.org_fingerprint
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from domestique.audit import DB_NAME, GENESIS_HASH, AuditStore, chain_hash
+from domestique.hub._schema import MIGRATIONS
 from domestique.hub.batch import Refusal, encode_batch, parse_batch
 from domestique.hub.store import EndpointInfo, HubStore
 
@@ -61,7 +62,10 @@ def test_migrations_apply_once_and_are_recorded(store: HubStore) -> None:
     """A second migrate applies nothing; the schema table names the applied version."""
     assert store.migrate() == []
     with store.db.tx() as tx:
-        assert tx.q("SELECT version FROM hub_schema ORDER BY version") == [(1,), (2,)]
+        applied = tx.q("SELECT version FROM hub_schema ORDER BY version")
+    assert applied == [(v,) for v, _, _ in MIGRATIONS]
+    assert applied[0] == (1,)
+    assert applied == [(1,), (2,), (3,)]
 
 
 def test_records_are_partitioned_by_month_on_postgres(tmp_path: Path, pg_url: str) -> None:

@@ -84,10 +84,40 @@ def _apply(value: JSONValue, mask: Callable[[str], str]) -> JSONValue:
     return value
 
 
+def with_org_fingerprints(record: DecisionRecord) -> DecisionRecord:
+    """``record`` with ``org_fingerprint`` set on evidence whose value this process
+    fingerprinted under an enrolled install key; ``record`` itself when there is none."""
+    from domestique.keys import org_fingerprint_of
+
+    if not any(
+        e.fingerprint and not e.org_fingerprint and org_fingerprint_of(e.fingerprint)
+        for r in record.reasons
+        for e in r.evidence
+    ):
+        return record
+    reasons = tuple(
+        dataclasses.replace(
+            r,
+            evidence=tuple(
+                dataclasses.replace(e, org_fingerprint=org_fingerprint_of(e.fingerprint))
+                if e.fingerprint and not e.org_fingerprint and org_fingerprint_of(e.fingerprint)
+                else e
+                for e in r.evidence
+            ),
+        )
+        for r in record.reasons
+    )
+    return dataclasses.replace(record, reasons=reasons)
+
+
 def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRecord:
     """``record`` with raw secrets masked in its ancestry, input-derived object fields, reason
     messages and evidence previews (defence in depth: components mask what they judged).
-    Returns ``record`` itself when nothing could hold a secret."""
+    Returns ``record`` itself when nothing could hold a secret.
+
+    On an enrolled endpoint each evidence fingerprint also gets its organisation fingerprint
+    (:func:`domestique.keys.org_fingerprint_of`), for the hub's "one leaked value"."""
+    record = with_org_fingerprints(record)
     texts = [a.cmdline for a in record.subject.ancestry if a.cmdline]
     texts += [r.message for r in record.reasons]
     texts += [e.preview for r in record.reasons for e in r.evidence if e.preview]

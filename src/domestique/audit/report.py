@@ -634,19 +634,30 @@ def _monitor_line(report: Report) -> str:
 
 
 def render_html(report: Report) -> str:
-    """A self-contained HTML page with the same tables (every value escaped)."""
+    """A self-contained HTML page with the same tables (every value escaped), in the look of
+    the hub's web report (its stylesheet inlined, its SVG chart; no script)."""
+    from domestique.hub.web._html import Table, chart, numbers, page, render_table
+
     esc = html.escape
 
     def table(title: str, headers: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-        body = (
-            "".join("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in rows)
-            or f'<tr><td colspan="{len(headers)}">(none)</td></tr>'
-        )
-        return f"<h2>{esc(title)}</h2><table><tr>{head}</tr>{body}</table>"
+        name = title.split(" (", maxsplit=1)[0].lower().replace(" ", "-")
+        return render_table(Table(name, title, headers, rows))
 
     total = report.records
+    series = {
+        start: {k: v for k, v in counts.items() if not k.startswith("would_")}
+        for start, counts in report.timeline.items()
+    }
     parts = [
+        numbers(
+            [("Decisions", total)]
+            + [
+                (_past(a).capitalize(), report.by_action.get(a, 0))
+                for a in ("redact", "ask", "deny", "block", "allow")
+            ]
+        ),
+        chart(series, hourly=report.hourly),
         table(
             "What was sent out",
             ["destination", "requests", "redacted", "bytes received", "bytes sent"],
@@ -723,14 +734,5 @@ def render_html(report: Report) -> str:
     if report.monitored:
         parts.insert(0, f"<p><strong>{esc(_monitor_line(report))}</strong></p>")
     window = f"since {report.since}" if report.since else "all records"
-    style = (
-        "body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}"
-    )
-    return (
-        '<!doctype html><html><head><meta charset="utf-8"><title>Domestique report</title>'
-        f"<style>{style}</style></head><body><h1>Domestique report</h1>"
-        f"<p>{esc(window)}, until {esc(report.until)}: {report.records} decisions.</p>"
-        + "".join(parts)
-        + "</body></html>\n"
-    )
+    intro = f"<p class=note>{esc(window)}, until {esc(report.until)}: {total} decisions.</p>"
+    return page("Domestique report", intro + "".join(parts), standalone=True) + "\n"

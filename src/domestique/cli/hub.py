@@ -5,7 +5,9 @@
                          [--config FILE]
     domestique hub migrate [--database URL]
     domestique hub enroll-token [--expires 7d] [--uses N] [--database URL]   token: last line
+    domestique hub admin-token [--expires 30d] [--database URL]              token: last line
     domestique hub publish FILE [--key KEY] | publish --signed BUNDLE   [--database URL]
+    domestique hub publish FILE --dry-run [--since 30d] [--json]      fleet what-if, changes nothing
     domestique hub revoke ID [--database URL]
     domestique hub report --json [--since WHEN] [--database URL]
     domestique hub info | trust-key PUBLIC [--replace] | require-bundle yes|no
@@ -107,7 +109,18 @@ def _parser() -> Parser:
     pub.add_argument("file", type=Path, metavar="FILE")
     pub.add_argument("--signed", action="store_true", help="FILE is a bundle signed offline")
     pub.add_argument("--key", type=Path, help="signing key (default: the hub's own)")
+    pub.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="publish nothing: print what FILE would change fleet-wide (per endpoint, "
+        "developer, code)",
+    )
+    pub.add_argument("--since", default="30d", help="dry run: records since (30d; 'all')")
+    pub.add_argument("--json", action="store_true", help="dry run: one JSON object")
     db(pub)
+    adm = sub.add_parser("admin-token", help="make a web report login token (last stdout line)")
+    adm.add_argument("--expires", default="30d", help="lifetime: 12h, 7d, 30d (default 30d)")
+    db(adm)
     r = sub.add_parser("revoke", help="revoke an endpoint: its calls get 401")
     r.add_argument("endpoint_id", metavar="ID")
     db(r)
@@ -215,6 +228,20 @@ def _admin(args: Any, store: Any) -> int:
         sys.stderr.write(f"enrolment token for {args.uses} endpoint(s), valid {args.expires}:\n")
         out.write(token + "\n")
         return EXIT_OK
+    if args.command == "admin-token":
+        try:
+            expires = parse_duration(args.expires)
+        except ValueError:
+            _err("--expires must be like 12h, 7d, 30d")
+            return EXIT_ERROR
+        from domestique.hub.web._auth import create_admin_token
+
+        token = create_admin_token(store, expires_s=expires)
+        sys.stderr.write(
+            f"web report login, valid {args.expires}: open https://HUB/login?token=TOKEN\n"
+        )
+        out.write(token + "\n")
+        return EXIT_OK
     if args.command == "revoke":
         if store.revoke(args.endpoint_id):
             out.write(f"revoked {args.endpoint_id}\n")
@@ -259,6 +286,8 @@ def _admin(args: Any, store: Any) -> int:
         out.write(f"require-bundle {args.value}\n")
         return EXIT_OK
     if args.command == "publish":
+        if args.dry_run:
+            return _dry_run(args, store)
         return _publish(args, store)
     raise AssertionError(args.command)
 
@@ -325,6 +354,73 @@ def _publish(args: Any, store: Any) -> int:
     sys.stderr.write(f"published revision {revision}\n")
     sys.stdout.write(f"{revision}\n")
     return EXIT_OK
+
+
+def _dry_run(args: Any, store: Any) -> int:
+    """``publish FILE --dry-run``: the fleet what-if; nothing is signed or stored."""
+    from domestique.hub.whatif import CandidateInvalid, fleet_whatif
+    from domestique.policy._load import read_policy_bytes
+
+    if args.signed:
+        _err("--dry-run takes the policy file, not a signed bundle")
+        return EXIT_ERROR
+    try:
+        since = None if args.since == "all" else parse_since(args.since)
+    except ValueError:
+        _err("--since must be like 30d, 12h, an ISO time or 'all'")
+        return EXIT_ERROR
+    try:
+        text = read_policy_bytes(args.file).decode("utf-8")
+    except UnicodeDecodeError:
+        _err(f"{args.file}:1:1: not UTF-8 text")
+        return EXIT_REFUSED
+    except (OSError, ValueError) as exc:
+        _err(f"{args.file}: {getattr(exc, 'strerror', None) or exc}")
+        return EXIT_ERROR
+    try:
+        report = fleet_whatif(store, text, filename=str(args.file), since=since)
+    except CandidateInvalid as exc:
+        for error in exc.errors:
+            sys.stderr.write(error + "\n")
+        _err(f"{args.file}: invalid policy, nothing re-decided")
+        return EXIT_REFUSED
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(dry_run_text(report))
+    sys.stderr.write("dry run: nothing was published\n")
+    return EXIT_OK
+
+
+def dry_run_text(r: dict[str, Any]) -> str:
+    """The dry run as text: totals, then per change, code, endpoint and developer."""
+    base = r["baseline"]["bundle_revision"]
+    lines = [
+        f"candidate {r['candidate']['file']} as the organisation layer (now: "
+        + (f"revision {base})" if base is not None else "no bundle published)"),
+        f"records {'since ' + r['since'] if r['since'] else '(all)'}: {r['records']}; "
+        f"re-decided {r['redecided']}: {r['changed']} change, {r['unchanged']} unchanged; "
+        f"not re-decidable {r['not_redecidable']['count']}",
+    ]
+    if r["changes"]:
+        lines.append("changes:")
+        lines += [f"  {g['from']} -> {g['to']}: {g['count']}" for g in r["changes"]]
+        lines.append("by reason code:")
+        lines += [f"  {g['code']}: {g['from']} -> {g['to']}: {g['count']}" for g in r["by_code"]]
+    for label, rows in (("endpoint", r["by_endpoint"]), ("developer", r["by_developer"])):
+        changed = [row for row in rows if row["changed"]]
+        if changed:
+            lines.append(f"by {label}:")
+            for row in changed:
+                moves = ", ".join(f"{k} {n}" for k, n in row["changes"].items())
+                name = row[label] + (
+                    f" ({row['user']}@{row['host']})" if label == "endpoint" else ""
+                )
+                lines.append(f"  {name}: {row['changed']} of {row['records']} ({moves})")
+    if r["not_redecidable"]["reasons"]:
+        lines.append("not re-decidable (from what the records hold):")
+        lines += [f"  {n['count']}: {n['reason']}" for n in r["not_redecidable"]["reasons"]]
+    return "\n".join(lines) + "\n"
 
 
 def _report_text(report: dict[str, Any]) -> str:

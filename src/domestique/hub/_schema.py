@@ -11,7 +11,10 @@ fast to insert and old months can be detached or dropped whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from domestique.hub._db import Database, Tx
+from domestique.hub.web import _facts
 
 _MIGRATE_LOCK = 0x646F6D6573  # an arbitrary constant: "domes"
 
@@ -173,10 +176,15 @@ _POSTGRES_V2_SINKS = (
     "CREATE INDEX alerts_fwd ON alerts (fwd_xid, id)",
 )
 
-# (version, SQLite statements, PostgreSQL statements). Append only; never edit a shipped one.
-MIGRATIONS: tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...] = (
+# A step is an SQL statement or a function run in the migration's transaction (a backfill).
+Step = str | Callable[[Tx], None]
+
+# (version, SQLite steps, PostgreSQL steps). Append only; never edit a shipped one.
+MIGRATIONS: tuple[tuple[int, tuple[Step, ...], tuple[Step, ...]], ...] = (
     (1, _SQLITE_V1, _POSTGRES_V1),
     (2, _SQLITE_V2_SINKS, _POSTGRES_V2_SINKS),
+    # The web report's rollups, fingerprint index, admin sessions and doctor results.
+    (_facts.MIGRATION_VERSION, _facts.SQLITE, _facts.POSTGRES),
 )
 
 
@@ -199,8 +207,11 @@ def migrate(db: Database) -> list[int]:
                 tx.run("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
             if version in _applied(tx):
                 continue
-            for statement in pg_sql if tx.postgres else sqlite_sql:
-                tx.run(statement)
+            for step in pg_sql if tx.postgres else sqlite_sql:
+                if isinstance(step, str):
+                    tx.run(step)
+                else:
+                    step(tx)
             tx.run(
                 "INSERT INTO hub_schema (version, applied_at) VALUES (%s, %s)",
                 (version, utc_now_iso()),

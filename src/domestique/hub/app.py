@@ -9,6 +9,9 @@ Routes (JSON unless said otherwise):
 - ``GET /v1/bundle`` (``Authorization``; ``If-None-Match``) → the signed bundle with its
   ``ETag``; 304 when unchanged; 204 when none is published
 - ``GET /v1/health`` → ``{"ok": true}``
+- ``POST /v1/doctor`` (``Authorization``) ``{"hosts": [doctor's JSON per agent host]}`` →
+  ``{"stored": N}``: which agent hosts have the guard installed and fail-closed
+- everything else: the web report (:mod:`domestique.hub.web`), behind an admin session
 
 The app holds no state between requests: everything is in the database, so several processes
 can serve one fleet. Every refusal (bad credential, revoked endpoint, malformed, oversized or
@@ -40,7 +43,10 @@ class HubApp:
     """The ASGI application. ``store`` is shared by every request (it is thread-safe)."""
 
     def __init__(self, store: HubStore) -> None:
+        from domestique.hub.web._app import WebReport
+
         self.store = store
+        self.web = WebReport(store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -61,6 +67,9 @@ class HubApp:
         auth = headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             credential = auth[7:].strip()
+        if not path.startswith("/v1/"):
+            await self._web(scope, receive, send, headers)
+            return
         try:
             if method == "GET" and path == "/v1/health":
                 await _json(send, 200, {"ok": True})
@@ -74,6 +83,12 @@ class HubApp:
                 batch = await asyncio.to_thread(parse_batch, body, encoding)
                 result = await asyncio.to_thread(self.store.ingest, endpoint_id, batch)
                 await _json(send, 200, result.to_json())
+            elif method == "POST" and path == "/v1/doctor":
+                endpoint_id = await asyncio.to_thread(self.store.authenticate, credential)
+                body = await _body(receive, MAX_ENROLL_BYTES)
+                hosts = _doctor_hosts(body)
+                stored = await asyncio.to_thread(self.web.q.store_doctor, endpoint_id, hosts)
+                await _json(send, 200, {"stored": stored})
             elif method == "GET" and path == "/v1/bundle":
                 endpoint_id = await asyncio.to_thread(self.store.authenticate, credential)
                 await self._bundle(send, endpoint_id, headers)
@@ -113,6 +128,29 @@ class HubApp:
                 {"error": "engine.internal_error", "message": type(exc).__name__},
             )
 
+    async def _web(
+        self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]
+    ) -> None:
+        from domestique.hub.web._app import MAX_FORM_BYTES, SECURITY_HEADERS
+
+        try:
+            body = await _body(receive, MAX_FORM_BYTES) if scope["method"] == "POST" else None
+            answer = await self.web.handle(scope, headers, body)
+            status, content, ctype, extra = answer.status, answer.body, answer.ctype, answer.headers
+        except Refusal as refusal:
+            status, content, ctype, extra = (
+                refusal.status,
+                refusal.message.encode(),
+                "text/plain",
+                {},
+            )
+        except HubDatabaseError:
+            status, content, ctype = 503, b"hub database unavailable; try again", "text/plain"
+            extra = {"Retry-After": "5"}
+        except Exception as exc:  # noqa: BLE001 - answer 500, never a traceback
+            status, content, ctype, extra = 500, type(exc).__name__.encode(), "text/plain", {}
+        await _raw(send, status, content, ctype, {**SECURITY_HEADERS, **extra})
+
     def _claimed(self, credential: str) -> str | None:
         try:
             return self.store.endpoint_id_claimed(credential)
@@ -137,6 +175,9 @@ class HubApp:
                 "org": self.store.org_id(),
                 "signing_keys": self.store.signing_keys(),
                 "require_bundle": self.store.require_bundle(),
+                # The organisation's fingerprint key: evidence fingerprints under it match
+                # across every endpoint (the web report's "one leaked value").
+                "fingerprint_key": self.store.org_fingerprint_key().hex(),
             }
 
         await _json(send, 200, await asyncio.to_thread(work))
@@ -158,6 +199,21 @@ class HubApp:
             await _raw(send, 304, b"", "application/json", extra)
             return
         await _raw(send, 200, envelope.encode("utf-8"), "application/json", extra)
+
+
+def _doctor_hosts(body: bytes) -> list[dict[str, Any]]:
+    """The ``hosts`` of a doctor upload, checked; Refusal for anything else."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise Refusal(400, "hub.batch.malformed", "doctor upload is not JSON") from None
+    hosts = data.get("hosts") if isinstance(data, dict) else None
+    if not isinstance(hosts, list) or len(hosts) > 32:
+        raise Refusal(400, "hub.batch.malformed", "doctor upload needs up to 32 hosts")
+    for h in hosts:
+        if not isinstance(h, dict) or not isinstance(h.get("host"), str):
+            raise Refusal(400, "hub.batch.malformed", "each doctor host needs a name")
+    return hosts
 
 
 async def _body(receive: Receive, limit: int) -> bytes:

@@ -21,11 +21,13 @@ import gzip
 import itertools
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
 from domestique.audit import chain_hash
+from domestique.hub.web._facts import dimensions
 
 MAX_RECORDS = 1000
 MAX_BYTES = 16 * 1024 * 1024
@@ -66,6 +68,9 @@ class Item:
     action: str
     codes: tuple[str, ...]
     hash_ok: bool  # the hash recomputed from seq, prev_hash and record matches
+    # The web report's dimensions of the record (hub/web/_facts.py), read from the JSON
+    # parsed here: the record is parsed once, and the parsed tree is not kept.
+    dims: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +170,7 @@ def _item(raw: object, index: int) -> Item:
         action=str(action),
         codes=tuple(codes),
         hash_ok=chain_hash(seq, prev, raw_record) == link,
+        dims=dimensions(data),
     )
 
 

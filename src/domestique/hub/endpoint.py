@@ -221,11 +221,34 @@ def enroll(
         credential = str(body["credential"])
     except (ValueError, KeyError, TypeError):
         raise SyncError("enrolment answer is malformed") from None
+    org_key = _org_key(body)
     write_private(hub_dir(home) / CREDENTIAL_NAME, credential.encode("ascii") + b"\n")
+    if org_key is not None:
+        # The organisation's fingerprint key, beside the install key: evidence is then
+        # fingerprinted under both (keys.Fingerprinter), and the hub can follow one value
+        # across the fleet. Applies to processes started from now on.
+        from domestique.keys import ORG_KEY_NAME
+
+        write_private(home / "keys" / ORG_KEY_NAME, org_key)
     config.save(home)
     # A new enrolment starts with nothing acknowledged: everything in the log goes up.
     _write_json(hub_dir(home) / SYNC_NAME, {"acked_seq": 0, "acked_hash": None})
     return config
+
+
+def _org_key(body: dict[str, Any]) -> bytes | None:
+    """The organisation's fingerprint key in the enrolment answer (64 hex), or None (an older
+    hub). A malformed one is an error: a wrong key would silently break correlation."""
+    text = body.get("fingerprint_key")
+    if text is None:
+        return None
+    try:
+        key = bytes.fromhex(str(text))
+    except ValueError:
+        raise SyncError("enrolment answer is malformed (fingerprint key)") from None
+    if len(key) != 32:
+        raise SyncError("enrolment answer is malformed (fingerprint key)")
+    return key
 
 
 # -- sync state ---------------------------------------------------------------------------------
@@ -376,6 +399,7 @@ def _sync_locked(
                     if response.status_code != 200:
                         raise SyncError(f"upload refused: {_error_of(response)}")
                     result.alerts += len(response.json().get("alerts", ()))
+            _upload_doctor(client, headers=headers, state=state)
             _fetch_bundle(
                 client, headers=headers, home=home, config=config, state=state, result=result
             )
@@ -391,6 +415,43 @@ def _sync_locked(
         state["last_error"] = result.error
     save_state(home, state)
     return result
+
+
+# -- doctor -------------------------------------------------------------------------------------
+
+DOCTOR_EVERY_S = 3600.0
+
+
+def doctor_hosts(home_dir: Path | None = None) -> list[dict[str, Any]]:
+    """``domestique doctor --json --all`` for this user: each agent host, whether the guard is
+    installed, fail-closed and answering."""
+    from domestique.hooks.doctor import examine
+    from domestique.hooks.entry import HOSTS
+
+    home_dir = home_dir if home_dir is not None else Path.home()
+    return [examine(h, home_dir, None).to_json() for h in HOSTS]
+
+
+def _upload_doctor(client: Any, *, headers: dict[str, str], state: dict[str, Any]) -> None:
+    """At most once an hour: the doctor's results to the hub (its Endpoints page). Never
+    fails the sync: a hub without the route or a doctor that cannot run is noted only."""
+    import time
+
+    if time.time() - float(state.get("doctor_at") or 0) < DOCTOR_EVERY_S:
+        return
+    try:
+        hosts = doctor_hosts()
+    except Exception as exc:  # noqa: BLE001 - the doctor is informative, never a sync failure
+        state["doctor_error"] = f"doctor failed: {type(exc).__name__}"
+        return
+    response = _request(
+        lambda: client.post("/v1/doctor", json={"hosts": hosts}, headers=headers), "doctor"
+    )
+    if response.status_code == 200:
+        state["doctor_at"] = time.time()
+        state.pop("doctor_error", None)
+    else:
+        state["doctor_error"] = f"doctor upload refused: {_error_of(response)}"
 
 
 # -- bundles ------------------------------------------------------------------------------------

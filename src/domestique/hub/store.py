@@ -35,7 +35,7 @@ import hmac
 import secrets
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,7 @@ from domestique.audit import GENESIS_HASH
 from domestique.hub._db import Database, HubDatabaseError, Tx
 from domestique.hub._schema import migrate, month_partition
 from domestique.hub.batch import Batch, Item, Refusal, normalise_time
+from domestique.hub.web._facts import DIMENSIONS, Row, add_rows
 from domestique.records import utc_now_iso
 
 __all__ = [
@@ -169,6 +170,11 @@ class HubStore:
 
     def org_id(self) -> str:
         return self.setting_or_create("org_id", "org_" + secrets.token_hex(8))
+
+    def org_fingerprint_key(self) -> bytes:
+        """The organisation's fingerprint key (32 bytes, made once): given to each endpoint
+        at enrolment, so evidence fingerprints under it match across the fleet."""
+        return bytes.fromhex(self.setting_or_create("org_fingerprint_key", secrets.token_hex(32)))
 
     def signing_keys(self) -> list[str]:
         """The organisation's trusted bundle-signing public keys (base64 raw Ed25519)."""
@@ -457,6 +463,10 @@ class HubStore:
         counts: Counter[tuple[str, str, str]] = Counter()
         counted: list[tuple[tuple[str, str, str], int]] = []
         if new:
+            # The web report's dimensions of each record (hub/web/_facts.py).
+            rows = [
+                Row(endpoint_id, i.id, i.time, i.component, i.action, i.codes, i.dims) for i in new
+            ]
             tx.copy_rows(
                 "records",
                 (
@@ -471,6 +481,7 @@ class HubStore:
                     "hash",
                     "record",
                     "received_at",
+                    *DIMENSIONS,
                 ),
                 [
                     (
@@ -485,10 +496,15 @@ class HubStore:
                         i.hash,
                         i.record,
                         now,
+                        r.dims.developer,
+                        r.dims.repository,
+                        r.dims.agent,
+                        r.dims.destination,
                     )
-                    for i in new
+                    for i, r in zip(new, rows, strict=True)
                 ],
             )
+            add_rows(tx, rows)
             for i in new:
                 hour = i.time[:13]
                 counts[(hour, "a", i.action)] += 1
@@ -677,6 +693,25 @@ class HubStore:
             )
         keys = ("time", "endpoint_id", "code", "seq", "record_id", "message")
         return [dict(zip(keys, r, strict=True)) for r in rows]
+
+    def endpoint_rows(self) -> list[dict[str, Any]]:
+        """Every endpoint: id, host, user, version."""
+        with self.db.tx() as tx:
+            rows = tx.q("SELECT id, host, os_user, version FROM endpoints ORDER BY id")
+        return [{"id": r[0], "host": r[1], "user": r[2], "version": r[3]} for r in rows]
+
+    def stream_records(self, *, since: str | None = None) -> Iterator[Sequence[bytes | memoryview]]:
+        """[endpoint id, developer, record JSON] (UTF-8) of every stored record at or after
+        ``since``, streamed (bounded memory), in no particular order. One read transaction."""
+        where, params = "", tuple[str, ...]()
+        if since is not None:
+            cast = "::timestamptz" if self.db.postgres else ""
+            where, params = f" WHERE time >= %s{cast}", (normalise_time(since),)
+        with self.db.tx() as tx:
+            yield from tx.copy_out(
+                f"SELECT endpoint_id, developer, record FROM records{where}",  # noqa: S608 - fixed
+                params,
+            )
 
     def record_ids(self, endpoint_id: str) -> list[str]:
         with self.db.tx() as tx:

@@ -265,8 +265,9 @@ class WhatIf:
         if len(ids) < EXAMPLES:
             ids.append(record_id)
 
-    def add(self, data: Mapping[str, Any]) -> None:
-        """Re-decide one stored record (its canonical JSON, parsed)."""
+    def add(self, data: Mapping[str, Any]) -> tuple[Action, Action] | None:
+        """Re-decide one stored record (its canonical JSON, parsed): (before, after), or None
+        when it is not re-decidable (counted with its reason)."""
         self.records += 1
         record_id = str(data.get("id", "?"))
         key = self._raw_key(data)
@@ -283,16 +284,17 @@ class WhatIf:
         problem, before, after, per_code = memo
         if problem:
             self._skip(problem, record_id)
-            return
+            return None
         self.redecided += 1
         if before is after:
             self.unchanged += 1
-            return
+            return before, after
         example = _example(data, before, after)
         self.changes.setdefault((before.value, after.value), Group()).add(example)
         for code, old, new, rule, source in per_code:
             self.by_code.setdefault((code, old, new), Group()).add(example)
             self.by_rule.setdefault((rule, source, old, new), Group()).add(example)
+        return before, after
 
     def _raw_key(self, data: Mapping[str, Any]) -> tuple[Any, ...] | None:
         """Every stored value :func:`rebuild` reads, as a hashable key (None: no memo).
