@@ -426,7 +426,7 @@ def doctor_hosts(home_dir: Path | None = None) -> list[dict[str, Any]]:
     """``domestique doctor --json --all`` for this user: each agent host, whether the guard is
     installed, fail-closed and answering."""
     from domestique.hooks.doctor import examine
-    from domestique.hooks.entry import HOSTS
+    from domestique.hooks.hosts import HOSTS
 
     home_dir = home_dir if home_dir is not None else Path.home()
     return [examine(h, home_dir, None).to_json() for h in HOSTS]
