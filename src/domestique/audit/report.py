@@ -633,6 +633,32 @@ def _monitor_line(report: Report) -> str:
     )
 
 
+def _decision_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """The newest decisions that redacted, asked or stopped: headers and rows, evidence masked."""
+    headers = ["time", "record", "component", "action", "agent", "repository", "what"]
+    rows = [
+        [
+            d.time,
+            d.id,
+            d.component,
+            _decision_action(d),
+            d.agent,
+            d.repository,
+            d.subject,
+            "; ".join(
+                f"{r['code']}: {r['message']}"
+                + "".join(
+                    f" [{e['where']} {e['preview']} {e['fingerprint']}]".replace("  ", " ")
+                    for e in r["evidence"]
+                )
+                for r in d.reasons
+            ),
+        ]
+        for d in report.newest_decisions()
+    ]
+    return [*headers, "reasons and evidence"], rows
+
+
 def render_html(report: Report) -> str:
     """A self-contained HTML page with the same tables (every value escaped), in the look of
     the hub's web report (its stylesheet inlined, its SVG chart; no script)."""
@@ -698,36 +724,7 @@ def render_html(report: Report) -> str:
         table(f"Timeline (per {_unit(report)})", *_timeline_rows(report)),
         table(
             "Decisions that redacted, asked or stopped (or would have), newest first",
-            [
-                "time",
-                "record",
-                "component",
-                "action",
-                "agent",
-                "repository",
-                "what",
-                "reasons and evidence",
-            ],
-            [
-                [
-                    d.time,
-                    d.id,
-                    d.component,
-                    _decision_action(d),
-                    d.agent,
-                    d.repository,
-                    d.subject,
-                    "; ".join(
-                        f"{r['code']}: {r['message']}"
-                        + "".join(
-                            f" [{e['where']} {e['preview']} {e['fingerprint']}]".replace("  ", " ")
-                            for e in r["evidence"]
-                        )
-                        for r in d.reasons
-                    ),
-                ]
-                for d in report.newest_decisions()
-            ],
+            *_decision_rows(report),
         ),
     ]
     parts.append(table("Policy changes (domestique allow)", *_policy_change_rows(report)))

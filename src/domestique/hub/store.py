@@ -122,6 +122,100 @@ class IngestResult:
         }
 
 
+_Alert = tuple[str, int | None, str | None, str, str]  # code, seq, record id, message, detail
+
+
+@dataclass
+class _Chain:
+    """A batch's records followed along the chain the hub holds (pure: no store access)."""
+
+    new: list[Item]
+    duplicates: int
+    alerts: list[_Alert]
+    head_seq: int
+    head_hash: str
+
+
+def _follow_chain(
+    items: Sequence[Item], head_seq: int, head_hash: str, held: dict[str, tuple[int, str, str]]
+) -> _Chain:
+    """Which records are new, which were held already (duplicates, replays, rewrites), and
+    every break of the chain (a bad hash, a gap, a fork), in the batch's order."""
+    alerts: list[_Alert] = []
+    new: list[Item] = []
+    duplicates = 0
+    for item in items:
+        before = held.get(item.id)
+        if before is not None:
+            seq, link, record = before
+            if link == item.hash and record == item.record and seq == item.seq:
+                duplicates += 1
+            elif record == item.record:
+                alerts.append(
+                    (
+                        "hub.integrity.replay",
+                        item.seq,
+                        item.id,
+                        f"record {item.id} (held at seq {seq}) was sent again at seq {item.seq}",
+                        item.record,
+                    )
+                )
+            else:
+                alerts.append(
+                    (
+                        "hub.integrity.rewrite",
+                        item.seq,
+                        item.id,
+                        f"record {item.id} at seq {item.seq} arrived with content different "
+                        "from the copy the hub holds",
+                        item.record,
+                    )
+                )
+            continue
+        if not item.hash_ok:
+            alerts.append(
+                (
+                    "hub.integrity.bad_hash",
+                    item.seq,
+                    item.id,
+                    f"record {item.id} at seq {item.seq}: its hash does not match its "
+                    "content (edited on the endpoint)",
+                    item.record,
+                )
+            )
+            # Not stored (its content is not what was decided) and not counted; the chain
+            # goes on from its claimed hash, which the next record links to.
+            head_seq, head_hash = max(head_seq, item.seq), item.hash
+            continue
+        if item.seq > head_seq + 1:
+            alerts.append(
+                (
+                    "hub.integrity.gap",
+                    item.seq,
+                    item.id,
+                    f"records {head_seq + 1}..{item.seq - 1} never arrived: the chain "
+                    f"jumps from {head_seq} to {item.seq}",
+                    "",
+                )
+            )
+        elif item.seq <= head_seq or item.prev_hash != head_hash:
+            alerts.append(
+                (
+                    "hub.integrity.fork",
+                    item.seq,
+                    item.id,
+                    f"record {item.id} at seq {item.seq} does not continue the chain the "
+                    f"hub holds (head {head_seq}): the log was cut or rewritten and "
+                    "carried on",
+                    "",
+                )
+            )
+        new.append(item)
+        held[item.id] = (item.seq, item.hash, item.record)
+        head_seq, head_hash = item.seq, item.hash
+    return _Chain(new, duplicates, alerts, head_seq, head_hash)
+
+
 class HubStore:
     """The hub's store over a :class:`Database`. Thread-safe; hold one per process."""
 
@@ -328,6 +422,30 @@ class HubStore:
             return self._ingest(tx, endpoint_id, batch)
 
     def _ingest(self, tx: Tx, endpoint_id: str, batch: Batch) -> IngestResult:
+        head_seq, head_hash, held = self._held(tx, endpoint_id, batch)
+        now = utc_now_iso()
+        chain = _follow_chain(batch.items, head_seq, head_hash, held)
+        head_seq, head_hash = self._check_head(tx, endpoint_id, batch, chain)
+        counted = self._store_records(tx, endpoint_id, chain.new, now)
+        stored_alerts, out_alerts = self._store_alerts(tx, endpoint_id, chain.alerts, now)
+        self._advance(
+            tx,
+            endpoint_id,
+            counted=counted,
+            head=(head_seq, head_hash),
+            now=now,
+            stored=(len(chain.new), stored_alerts),
+        )
+        acknowledged = batch.items[-1].seq if batch.items else batch.head_seq
+        return IngestResult(
+            acknowledged, len(chain.new), chain.duplicates, tuple(out_alerts), head_seq
+        )
+
+    def _held(
+        self, tx: Tx, endpoint_id: str, batch: Batch
+    ) -> tuple[int, str, dict[str, tuple[int, str, str]]]:
+        """The endpoint's head (seq, hash), locked on PostgreSQL, and the batch's records the
+        hub already holds (id -> (seq, hash, record)); a revoked endpoint is refused."""
         lock = " FOR UPDATE" if tx.postgres else ""
         ids = [item.id for item in batch.items]
         with tx.pipeline():  # the endpoint's row and the ids already held: one round trip
@@ -354,80 +472,12 @@ class HubStore:
         held: dict[str, tuple[int, str, str]] = {
             str(r[0]): (int(r[1]), str(r[2]), str(r[3])) for r in got
         }
-        now = utc_now_iso()
-        alerts: list[tuple[str, int | None, str | None, str, str]] = []
-        new: list[Item] = []
-        duplicates = 0
-        for item in batch.items:
-            before = held.get(item.id)
-            if before is not None:
-                seq, link, record = before
-                if link == item.hash and record == item.record and seq == item.seq:
-                    duplicates += 1
-                elif record == item.record:
-                    alerts.append(
-                        (
-                            "hub.integrity.replay",
-                            item.seq,
-                            item.id,
-                            f"record {item.id} (held at seq {seq}) was sent again at seq "
-                            f"{item.seq}",
-                            item.record,
-                        )
-                    )
-                else:
-                    alerts.append(
-                        (
-                            "hub.integrity.rewrite",
-                            item.seq,
-                            item.id,
-                            f"record {item.id} at seq {item.seq} arrived with content different "
-                            "from the copy the hub holds",
-                            item.record,
-                        )
-                    )
-                continue
-            if not item.hash_ok:
-                alerts.append(
-                    (
-                        "hub.integrity.bad_hash",
-                        item.seq,
-                        item.id,
-                        f"record {item.id} at seq {item.seq}: its hash does not match its "
-                        "content (edited on the endpoint)",
-                        item.record,
-                    )
-                )
-                # Not stored (its content is not what was decided) and not counted; the chain
-                # goes on from its claimed hash, which the next record links to.
-                head_seq, head_hash = max(head_seq, item.seq), item.hash
-                continue
-            if item.seq > head_seq + 1:
-                alerts.append(
-                    (
-                        "hub.integrity.gap",
-                        item.seq,
-                        item.id,
-                        f"records {head_seq + 1}..{item.seq - 1} never arrived: the chain "
-                        f"jumps from {head_seq} to {item.seq}",
-                        "",
-                    )
-                )
-            elif item.seq <= head_seq or item.prev_hash != head_hash:
-                alerts.append(
-                    (
-                        "hub.integrity.fork",
-                        item.seq,
-                        item.id,
-                        f"record {item.id} at seq {item.seq} does not continue the chain the "
-                        f"hub holds (head {head_seq}): the log was cut or rewritten and "
-                        "carried on",
-                        "",
-                    )
-                )
-            new.append(item)
-            held[item.id] = (item.seq, item.hash, item.record)
-            head_seq, head_hash = item.seq, item.hash
+        return head_seq, head_hash, held
+
+    def _check_head(self, tx: Tx, endpoint_id: str, batch: Batch, chain: _Chain) -> tuple[int, str]:
+        """The endpoint's claimed head against the chain the hub holds: a head behind it (cut)
+        or beside it (rewritten) is an alert, and the chain re-anchors on the endpoint's head."""
+        head_seq, head_hash, alerts = chain.head_seq, chain.head_hash, chain.alerts
         if batch.head_seq < head_seq or (
             batch.head_seq == head_seq and batch.head_hash != head_hash
         ):
@@ -460,6 +510,13 @@ class HubStore:
             # Re-anchor on the endpoint's head: decisions it records from now on continue
             # from there without raising the same break again.
             head_seq, head_hash = batch.head_seq, batch.head_hash
+        return head_seq, head_hash
+
+    def _store_records(
+        self, tx: Tx, endpoint_id: str, new: list[Item], now: str
+    ) -> list[tuple[tuple[str, str, str], int]]:
+        """Store the batch's new records (COPY) and their web rollups; return the hourly
+        counters to add, in a fixed order (concurrent upserts never deadlock)."""
         counts: Counter[tuple[str, str, str]] = Counter()
         counted: list[tuple[tuple[str, str, str], int]] = []
         if new:
@@ -511,6 +568,13 @@ class HubStore:
                 for code in i.codes:
                     counts[(hour, "c", code)] += 1
             counted = sorted(counts.items())  # a fixed order: concurrent upserts never deadlock
+        return counted
+
+    def _store_alerts(
+        self, tx: Tx, endpoint_id: str, alerts: list[_Alert], now: str
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Store each alert once (deduplicated by its content); return how many were new and
+        every alert as the endpoint is told of it."""
         stored_alerts = 0
         out_alerts: list[dict[str, Any]] = []
         for code, at_seq, rid, message, detail in alerts:
@@ -523,6 +587,22 @@ class HubStore:
                 (now, endpoint_id, code, at_seq, rid, message[:MAX_MESSAGE], detail, dedupe),
             )
             out_alerts.append({"code": code, "seq": at_seq, "record_id": rid, "message": message})
+        return stored_alerts, out_alerts
+
+    def _advance(
+        self,
+        tx: Tx,
+        endpoint_id: str,
+        *,
+        counted: list[tuple[tuple[str, str, str], int]],
+        head: tuple[int, str],
+        now: str,
+        stored: tuple[int, int],
+    ) -> None:
+        """Add the counters and move the endpoint's head (and its record and alert counts:
+        ``stored``), in one round trip."""
+        head_seq, head_hash = head
+        records, stored_alerts = stored
         with tx.pipeline():  # counters and the endpoint's head go out together
             if counted and tx.postgres:
                 # One statement for every counter of the batch (a batch can span many hours).
@@ -549,10 +629,8 @@ class HubStore:
             tx.start(
                 "UPDATE endpoints SET head_seq = %s, head_hash = %s, last_sync = %s, "
                 "records = records + %s, alerts = alerts + %s WHERE id = %s",
-                (head_seq, head_hash, now, len(new), stored_alerts, endpoint_id),
+                (head_seq, head_hash, now, records, stored_alerts, endpoint_id),
             )
-        acknowledged = batch.items[-1].seq if batch.items else batch.head_seq
-        return IngestResult(acknowledged, len(new), duplicates, tuple(out_alerts), head_seq)
 
     # -- bundles ------------------------------------------------------------------------------
     def latest_bundle(self) -> tuple[int, str, str] | None:
