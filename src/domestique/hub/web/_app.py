@@ -331,6 +331,7 @@ class WebReport:
             "evidence",
             "Reasons and evidence (masked previews and keyed fingerprints)",
             ("code", "message", "where", "preview", "fingerprint", "organisation fingerprint"),
+            empty="no reasons: nothing was found in what this decision judged",
         )
         for reason in r.get("reasons") or []:
             items = reason.get("evidence") or [{}]

@@ -39,6 +39,7 @@ class Table:
     rows: list[Any] = field(default_factory=list)  # each a sequence of cells
     links: list[str | None] = field(default_factory=list)  # per row: the drill-down URL
     numeric: frozenset[int] = frozenset()
+    empty: str = "nothing in this window"  # what an empty table says
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,9 +85,7 @@ def render_table(t: Table, export_query: Mapping[str, str] | None = None) -> str
             cells.append(f"<td{cls}>{text}</td>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     if not body:
-        body.append(
-            f'<tr><td colspan="{len(t.columns)}" class="empty">nothing in this window</td></tr>'
-        )
+        body.append(f'<tr><td colspan="{len(t.columns)}" class="empty">{esc(t.empty)}</td></tr>')
     exports = ""
     if export_query is not None:
         links = []
