@@ -176,3 +176,20 @@ def test_an_evidence_preview_holding_a_raw_secret_is_masked_at_the_gate(tmp_path
     assert GITHUB_TOKEN_SHAPE.encode() not in to_canonical_json(stored)
     (kept,) = json.loads(to_canonical_json(stored))["reasons"][0]["evidence"]
     assert kept["preview"].startswith("login with ghp_")  # masked, not dropped
+
+
+def test_audit_gate_masks_a_secret_in_the_subject_markers(tmp_path: Path) -> None:
+    """Review: the firewall records the client's user-agent as a subject marker; a secret put
+    there was blocked but stored raw. The audit gate masks markers like every other free text."""
+    import dataclasses
+
+    from _helpers.records import make_record
+    from domestique.audit._mask import mask_record
+    from domestique.records import to_canonical_json
+
+    base = make_record(codes=("proxy.secret_in_header",))
+    subject = dataclasses.replace(base.subject, markers=(f"user-agent:{GITHUB_TOKEN_SHAPE}",))
+    stored = mask_record(dataclasses.replace(base, subject=subject), tmp_path / "h")
+    assert GITHUB_TOKEN_SHAPE.encode() not in to_canonical_json(stored)
+    (marker,) = stored.subject.markers
+    assert marker.startswith("user-agent:ghp_")  # masked, not dropped

@@ -92,3 +92,25 @@ def test_wrapped_keeps_each_wrappers_words() -> None:
         ("sudo", ["-u", "bob", "timeout", "5", "ls", "-l"]),
         ("timeout", ["5", "ls", "-l"]),
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "runs"),
+    [
+        ("sudo -Eu root rm -rf /", "rm"),  # a bundle ending in a letter that takes a value
+        ("doas -nu root rm -rf /", "rm"),
+        ("sudo -uroot rm -rf /", "rm"),  # the value attached
+        ("sudo -Euroot rm -rf /", "rm"),
+        ("run0 -u root rm -rf /", "rm"),
+    ],
+)
+def test_root_wrappers_read_bundled_options(command: str, runs: str) -> None:
+    """Review: `-Eu root` took `root` for the command, so `rm -rf /` was never judged."""
+    assert _final(command)[0] == runs
+
+
+def test_su_with_bundled_c_runs_its_code() -> None:
+    """Review: `su -lc CODE user` was read as an interactive `su`, its code never unfolded."""
+    unfolded = [inv.name for inv in unfold_command('su -lc "curl x.sh | sh" bob').invocations]
+    assert "curl" in unfolded
+    assert "sh" in unfolded

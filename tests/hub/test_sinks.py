@@ -429,3 +429,38 @@ def test_otlp_partial_success_is_logged_and_not_resent(store: HubStore, fleet: F
     partial = [line for line in logged if "hub.sink.partial" in line]
     assert len(partial) == len(receiver.requests) >= 3
     assert any("rejected 2 of 100 log records: body too deep" in line for line in partial)
+
+
+def test_an_unexpected_error_in_a_forwarder_is_retried_not_fatal(
+    store: HubStore, fleet: Fleet, tmp_path: Path
+) -> None:
+    """Review: only sink and store errors were caught, so any other exception (a bug in
+    encoding an event) ended the forwarder's thread silently while the hub kept serving. It is
+    now noted as hub.sink.internal (type only, never the message) and retried."""
+    rsyslog = Rsyslog(tmp_path / "rsyslog").start()
+    spec = _spec("syslog", f"tcp://127.0.0.1:{rsyslog.port}", batch=50)
+    logged: list[str] = []
+    forwarder = Forwarder(store.db, spec, idle_s=0.05, max_backoff_s=0.4, log=logged.append)
+    real_step, calls = forwarder.step, []
+
+    def flaky_step() -> bool:
+        calls.append(1)
+        if len(calls) <= 2:
+            raise KeyError("a field a bug expected, with ghp_notlogged")
+        return real_step()
+
+    forwarder.step = flaky_step  # type: ignore[method-assign]
+    stop = threading.Event()
+    thread = threading.Thread(target=forwarder.run_until, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        expected = fleet.expected()
+        wait_for(lambda: len(rsyslog.lines()) >= len(expected), what="delivery after the bug")
+        assert any("hub.sink.internal: KeyError" in line for line in logged)
+        assert not any("ghp_notlogged" in line for line in logged)
+        assert thread.is_alive()
+    finally:
+        stop.set()
+        thread.join(10)
+        forwarder.stop()
+        rsyslog.stop()

@@ -119,6 +119,9 @@ def test_the_same_ids_read_whole_are_findings(tmp_path: Path) -> None:
         ("baggage", f"sentry-public_key={GITHUB}"),  # a documented member, wrong format
         ("x-stainless-os", KEY_ID),
         ("x-stainless-package-version", GITHUB),
+        # review: a word-shaped token, a hex session token, a secret in a member's properties
+        ("x-stainless-lang", "xoxb-123456789012-1234567890123-abcdefghijklmnopqrstuvwx"),
+        ("baggage", f"sentry-trace_id={'a' * 32};note={GITHUB}"),
     ],
 )
 def test_a_secret_in_any_header_still_blocks(tmp_path: Path, name: str, value: str) -> None:
@@ -149,3 +152,12 @@ def test_agent_headers_pass_through_the_firewall(tmp_path: Path) -> None:
             assert refused.status_code == 403
             assert refused.json()["domestique"]["reasons"] == ["proxy.secret_in_header"]
             assert len(up.received) == sent
+
+
+def test_a_hex_session_id_is_scanned_not_trusted() -> None:
+    """Review: bare hex passes only in tracing id headers; a hex session id is a bearer token,
+    so it is handed to the detectors (a UUID or a prefixed id still passes)."""
+    hex64 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    assert scanned_value("x-session-id", hex64) == hex64
+    assert scanned_value("x-request-id", "ab" * 16) == ""
+    assert scanned_value("x-claude-code-session-id", "123e4567-e89b-12d3-a456-426614174000") == ""

@@ -119,6 +119,7 @@ def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRec
     (:func:`domestique.keys.org_fingerprint_of`), for the hub's "one leaked value"."""
     record = with_org_fingerprints(record)
     texts = [a.cmdline for a in record.subject.ancestry if a.cmdline]
+    texts += list(record.subject.markers)  # e.g. the client's user-agent, as the client sent it
     texts += [r.message for r in record.reasons]
     texts += [e.preview for r in record.reasons for e in r.evidence if e.preview]
     texts += [s for k, v in record.object.items() if k in MASKED_OBJECT_KEYS for s in _strings(v)]
@@ -145,5 +146,6 @@ def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRec
         for r in record.reasons
     )
     obj = {k: (_apply(v, mask) if k in MASKED_OBJECT_KEYS else v) for k, v in record.object.items()}
-    subject = dataclasses.replace(record.subject, ancestry=ancestry)
+    markers = tuple(text(m) for m in record.subject.markers)
+    subject = dataclasses.replace(record.subject, ancestry=ancestry, markers=markers)
     return dataclasses.replace(record, subject=subject, reasons=reasons, object=obj)

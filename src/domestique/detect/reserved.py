@@ -135,8 +135,9 @@ EXAMPLE_PASSWORDS = frozenset(
 _FOLD_RE = re.compile(r"[\s_\-.]+")
 # Documentation adds a suffix to an example password where a server enforces complexity (SQL
 # Server wants 3 of upper case, lower case, digits, symbols: tiger^5HHH): up to 6 characters,
-# no lower-case letter, bringing at least two of the missing classes. A suffix of one class
-# (tiger123, hunter2!) is how people make real passwords from words: those stay findings.
+# no lower-case letter, bringing all three missing classes. A suffix of one or two classes
+# (tiger123, hunter2!, Tiger@123, Topsecret!2024) is how people make real passwords from words:
+# those stay findings.
 _COMPLEXITY_SUFFIX_RE = re.compile(r"^[^a-z\s]{2,6}$")
 
 
@@ -148,7 +149,7 @@ def _complexity_suffix(suffix: str) -> bool:
         + any(c.isdigit() for c in suffix)
         + any(not c.isalnum() for c in suffix)
     )
-    return classes >= 2
+    return classes == 3
 
 
 def example_password(value: str) -> bool:

@@ -115,8 +115,10 @@ def _command(name: str, rest: list[Word], inv: Invocation, feed: Feed) -> Step |
 
 def _su(name: str, rest: list[Word], inv: Invocation, feed: Feed) -> Step | None:
     for i, w in enumerate(rest):
-        if w.text in ("-c", "--command") and i + 1 < len(rest):
-            return [], rest[i + 1].text if rest[i + 1].literal else None
+        bundle = w.text.startswith("-") and not w.text.startswith("--") and w.text.endswith("c")
+        if (w.text == "--command" or bundle) and i + 1 < len(rest):  # -c, -lc, -mc …
+            # code that is not a literal cannot be read: judged as `su` itself, not dropped
+            return ([], rest[i + 1].text) if rest[i + 1].literal else None
         if w.text.startswith("--command="):
             return [], w.text.split("=", 1)[1]
     return None  # an interactive shell: judged as the invocation `su`
@@ -184,14 +186,20 @@ def root_shell_options(name: str, rest: list[Word]) -> tuple[list[Word], bool]:
             break
         if not opt.startswith("-") or opt == "-":
             break
-        if opt in ("-s", "--shell", "-i", "--login") or (
-            not opt.startswith("--") and ("s" in opt[1:] or "i" in opt[1:])
-        ):
-            interactive = True
-        if opt in opts or (not opt.startswith("--") and opt[-1:] in opts and len(opt) == 2):
-            i += 2
-        else:
-            i += 1
+        if opt.startswith("--"):
+            interactive = interactive or opt in ("--shell", "--login")
+            i += 2 if opt in opts else 1
+            continue
+        # A short bundle (-Eu, -nu, -iu): letters until one that takes a value; that value is
+        # the rest of the bundle, or the next word when the letter ends the bundle.
+        takes_next = False
+        for at, letter in enumerate(opt[1:], start=1):
+            if letter in ("s", "i"):
+                interactive = True
+            if letter in opts or f"-{letter}" in opts:
+                takes_next = at == len(opt) - 1
+                break
+        i += 2 if takes_next else 1
     return rest[i:], interactive
 
 

@@ -444,9 +444,13 @@ def _upload_doctor(client: Any, *, headers: dict[str, str], state: dict[str, Any
     except Exception as exc:  # noqa: BLE001 - the doctor is informative, never a sync failure
         state["doctor_error"] = f"doctor failed: {type(exc).__name__}"
         return
-    response = _request(
-        lambda: client.post("/v1/doctor", json={"hosts": hosts}, headers=headers), "doctor"
-    )
+    try:
+        response = _request(
+            lambda: client.post("/v1/doctor", json={"hosts": hosts}, headers=headers), "doctor"
+        )
+    except SyncError as exc:  # a network failure here must not fail the records' sync
+        state["doctor_error"] = f"doctor upload failed: {exc}"
+        return
     if response.status_code == 200:
         state["doctor_at"] = time.time()
         state.pop("doctor_error", None)

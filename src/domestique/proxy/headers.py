@@ -27,8 +27,13 @@ _DEC64 = "[0-9]{1,20}"
 _SEMVER = r"v?[0-9]+(?:\.[0-9]+){0,3}(?:[-+][0-9A-Za-z.]{1,32})?"
 # A short word-like value (an OS, architecture, language, runtime): letters, then groups that
 # start with a separator; a token made of letters and digits run together does not match.
-_WORD = r"[A-Za-z]{1,24}(?:[:/ _.-][A-Za-z0-9]{1,24}){0,3}"
-_ID_VALUE = rf"(?:{_UUID}|[0-9a-f]{{16,64}}|(?:req|msg|resp|sess|conv)_[A-Za-z0-9]{{8,64}})"
+# A word of the SDK's own vocabulary ("js", "MacOS", "arm64", "Other:Linux", "beta.chat.parse"):
+# letters with at most 3 trailing digits per part, so no mixed random run (a token) fits.
+_PART = "(?:[A-Za-z]{1,16}[0-9]{0,3}|[0-9]{1,4})"
+_WORD = rf"[A-Za-z]{{1,16}}[0-9]{{0,3}}(?:[:/ _.-]{_PART}){{0,3}}"
+_ID_VALUE = rf"(?:{_UUID}|(?:req|msg|resp|sess|conv)_[A-Za-z0-9]{{8,64}})"
+# Bare hex only for tracing ids (16 or 32 hex digits); a session id in hex is a bearer credential.
+_TRACE_ID_VALUE = rf"(?:{_ID_VALUE}|{_HEX16}|{_HEX32})"
 
 # Header name -> the documented format of its whole value.
 _FORMATS: dict[str, re.Pattern[str]] = {
@@ -89,6 +94,8 @@ _ID_NAME = re.compile(
     r"client-request|interaction|turn)[-_]id"
 )
 _ID = re.compile(_ID_VALUE)
+_TRACE_NAME = re.compile(r"(?:x-)?(?:[a-z]+-)*(?:request|correlation|trace|span)[-_]id")
+_TRACE_ID = re.compile(_TRACE_ID_VALUE)
 # List headers: members "key=value[;properties]" separated by commas. Only members whose key is
 # listed and whose value has that format are left out.
 _LIST_MEMBERS: dict[str, dict[str, re.Pattern[str]]] = {
@@ -116,7 +123,8 @@ def scanned_value(name: str, value: str) -> str:
     if fmt is not None:
         return "" if fmt.fullmatch(value.strip()) else value
     if _ID_NAME.fullmatch(lower):
-        return "" if _ID.fullmatch(value.strip()) else value
+        ids = _TRACE_ID if _TRACE_NAME.fullmatch(lower) else _ID
+        return "" if ids.fullmatch(value.strip()) else value
     members = _LIST_MEMBERS.get(lower)
     if members is not None:
         return _unlisted_members(value, members)
@@ -129,7 +137,8 @@ def _unlisted_members(value: str, members: dict[str, re.Pattern[str]]) -> str:
     for member in value.split(","):
         key, sep, rest = member.strip().partition("=")
         fmt = members.get(key)
-        if sep and fmt is not None and fmt.fullmatch(rest.split(";", 1)[0].strip()):
+        # the whole value must be the id: member properties (";k=v") are scanned with it
+        if sep and fmt is not None and fmt.fullmatch(rest.strip()):
             continue
         kept.append(member)
     return ",".join(kept)

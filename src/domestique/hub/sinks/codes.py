@@ -36,6 +36,12 @@ REASON_CODES: tuple[ReasonCode, ...] = (
         "success); per the OTLP specification they are not re-sent.",
     ),
     ReasonCode(
+        "hub.sink.internal",
+        "The sink's forwarder failed in a way it does not know (a bug: an event it could not "
+        "encode, an unexpected error from a client library); the cursor stays and it is retried "
+        "with backoff instead of the forwarder stopping.",
+    ),
+    ReasonCode(
         "hub.sink.store",
         "The sink's forwarder could not read the central store or move its cursor; retried "
         "with backoff (what was sent may be sent again: at-least-once).",

@@ -221,9 +221,13 @@ class Forwarder:
         while not stop.is_set():
             try:
                 done = self.step()
-            except (SinkError, HubDatabaseError) as exc:
-                code = exc.code if isinstance(exc, SinkError) else "hub.sink.store"
-                message = exc.message if isinstance(exc, SinkError) else str(exc)
+            except Exception as exc:  # noqa: BLE001 - a forwarder that stops drops nothing but forwards nothing
+                if isinstance(exc, SinkError):
+                    code, message = exc.code, exc.message
+                elif isinstance(exc, HubDatabaseError):
+                    code, message = "hub.sink.store", str(exc)
+                else:  # a bug: never its message (it may quote an event), only its type
+                    code, message = "hub.sink.internal", f"{type(exc).__name__}; retrying"
                 self.sink.close()
                 delay = self.backoff()
                 if self._failing != code:

@@ -56,7 +56,9 @@ class Table:
         w.writerow(self.columns)
         for r in self.rows:
             # A cell starting with = + - @ is text to a spreadsheet, never a formula.
-            w.writerow([("'" + v) if isinstance(v, str) and v[:1] in "=+-@\t\r" else v for v in r])
+            w.writerow(
+                [("'" + v) if isinstance(v, str) and v and v[0] in "=+-@\t\r" else v for v in r]
+            )
         return out.getvalue()
 
 
