@@ -464,3 +464,62 @@ def test_an_unexpected_error_in_a_forwarder_is_retried_not_fatal(
         thread.join(10)
         forwarder.stop()
         rsyslog.stop()
+
+
+def test_the_endpoints_page_shows_each_sink_failing_then_delivering(
+    store: HubStore, fleet: Fleet
+) -> None:
+    """The web report's Endpoints page carries the sinks' rows: a collector refusing shows
+    its error code and the failures counted; once it accepts, the error is gone and the
+    forwarded count is every record and alert."""
+    from domestique.hub.web._app import WebReport
+
+    def sinks_table() -> tuple[list[list[object]], int]:
+        _title, body, tables = WebReport(store)._endpoints({})
+        table = next(t for t in tables if t.name == "sinks")
+        failing = body.split('data-figure="Sinks failing"', 1)[1]
+        return table.rows, int(failing.split('class="value">', 1)[1].split("<", 1)[0])
+
+    rows, failing = sinks_table()
+    assert rows == []
+    assert failing == 0
+    receiver = HttpReceiver(decode_otlp).start()
+    try:
+        receiver.status = 503
+        forwarder = Forwarder(
+            store.db,
+            _spec("otlp", receiver.url, batch=40),
+            idle_s=0.05,
+            max_backoff_s=0.4,
+            log=lambda _line: None,
+        )
+        stop = threading.Event()
+        thread = threading.Thread(target=forwarder.run_until, args=(stop,), daemon=True)
+        thread.start()
+        try:
+            wait_for(lambda: sink_status(store.db)[0]["failures"] >= 1, what="a failure")
+            rows, failing = sinks_table()
+            assert failing == 1
+            (row,) = rows
+            assert row[0] == f"otlp:{receiver.url}"
+            assert row[1:4] == ["otlp", 0, "never"]
+            assert row[4] == "hub.sink.rejected"
+            assert "HTTP 503" in str(row[5])
+            assert row[6] != ""
+            assert isinstance(row[7], int)
+            assert row[7] >= 1
+            receiver.status = 200
+            expected = fleet.expected()
+            wait_for(lambda: sink_status(store.db)[0]["forwarded"] == len(expected))
+        finally:
+            stop.set()
+            thread.join(10)
+            forwarder.stop()
+    finally:
+        receiver.stop()
+    rows, failing = sinks_table()
+    assert failing == 0
+    (row,) = rows
+    assert row[2] == len(expected)
+    assert row[3] != "never"
+    assert row[4:8] == ["", "", "", 0]

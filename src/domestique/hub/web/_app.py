@@ -510,6 +510,37 @@ class WebReport:
             ]
             for a in e["alerts"]
         ]
+        sinks = Table(
+            "sinks",
+            "SIEM forwarding (this hub's sinks)",
+            (
+                "sink",
+                "kind",
+                "forwarded",
+                "last delivery",
+                "error code",
+                "error",
+                "error at",
+                "failures",
+                "lease held by",
+            ),
+            numeric=frozenset({2, 7}),
+            empty="no sink configured (hub serve --export-otlp / --export-syslog / [[sinks]])",
+        )
+        sinks.rows = [
+            [
+                s["name"],
+                s["kind"],
+                s["forwarded"],
+                s["last_ok"] or "never",
+                s["error_code"] or "",
+                s["error"] or "",
+                s["error_at"] if s["error_code"] else "",
+                s["failures"],
+                s["owner"] or "",
+            ]
+            for s in e["sinks"]
+        ]
         silent = sum(1 for x in e["endpoints"] if x["silent"] and not x["revoked"])
         figures = numbers(
             [
@@ -520,9 +551,10 @@ class WebReport:
                     "Hosts not fail-closed",
                     sum(1 for d in e["doctor"] if d["installed"] and not d["fail_closed"]),
                 ),
+                ("Sinks failing", sum(1 for s in e["sinks"] if s["error_code"])),
             ]
         )
-        return "Endpoints", form + figures, [eps, guard, alerts]
+        return "Endpoints", form + figures, [eps, guard, alerts, sinks]
 
     def _whatif_form(
         self, query: dict[str, str], policy: str = "", since: str = "30d"

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from domestique.hub.sinks.forwarder import sink_status
 from domestique.hub.store import HubStore
 
 FILTERS = ("developer", "endpoint", "repository", "agent", "destination", "action")
@@ -482,6 +483,8 @@ class WebQueries:
                 for r in alerts
                 if r[1] in ids
             ],
+            # The SIEM sinks are the hub's own, not an endpoint's: shown whatever the filter.
+            "sinks": sink_status(self.store.db),
         }
 
     # -- doctor upload --------------------------------------------------------------------
