@@ -283,3 +283,61 @@ def test_installed_command_is_readable_and_blocks_when_it_cannot_start(
         assert done.returncode == 0
     else:
         assert done.returncode == 2
+
+
+def test_uninstall_keeps_a_comment_added_after_install(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """A comment or reformatting after install is a change: uninstall removes only the hook
+    and keeps it, instead of handing back the pre-install backup (equal once parsed)."""
+    path = Path(hook_env["HOME"]) / USER_FILES["claude-code"]
+    path.parent.mkdir(parents=True)
+    original = '{\n  "model": "opus"\n}\n'
+    path.write_text(original)
+    assert _run(hook_env, repo, "install", "claude-code").returncode == 0
+    edited = "// my notes: keep opus\n" + path.read_text()
+    path.write_text(edited)
+    assert _run(hook_env, repo, "uninstall", "claude-code").returncode == 0
+    after = path.read_text()
+    assert after.startswith("// my notes: keep opus\n")
+    assert _entries(json.loads(after.split("\n", 1)[1])) == []
+    assert '"model": "opus"' in after
+
+
+def test_uninstall_right_after_install_restores_the_bytes(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """Nothing touched since install: uninstall gives back the original bytes exactly."""
+    path = Path(hook_env["HOME"]) / USER_FILES["claude-code"]
+    path.parent.mkdir(parents=True)
+    original = '{ "model":"opus",\n\n   "env": {"A": "1"} }\n'
+    path.write_text(original)
+    assert _run(hook_env, repo, "install", "claude-code").returncode == 0
+    assert path.read_text() != original
+    assert _run(hook_env, repo, "uninstall", "claude-code").returncode == 0
+    assert path.read_text() == original
+
+
+@pytest.mark.parametrize("host", JSON_HOSTS)
+def test_a_symlinked_settings_file_stays_a_symlink(
+    host: str, hook_env: dict[str, str], repo: Path, tmp_path: Path
+) -> None:
+    """Settings kept in a dotfiles folder and linked into place: install and uninstall write
+    the file the link points to; the link itself is never replaced by a regular file."""
+    path = Path(hook_env["HOME"]) / USER_FILES[host]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / path.name
+    real.write_text(json.dumps(UNRELATED[host], indent=2) + "\n")
+    path.symlink_to(real)
+    r = _run(hook_env, repo, "install", host)
+    assert r.returncode == 0, r.stderr
+    assert path.is_symlink()
+    assert os.readlink(path) == str(real)
+    assert _entries(json.loads(real.read_text()))
+    assert not any(p.name.endswith("domestique-tmp") for p in dotfiles.iterdir())
+    r = _run(hook_env, repo, "uninstall", host)
+    assert r.returncode == 0, r.stderr
+    assert path.is_symlink()
+    assert _entries(json.loads(real.read_text())) == []

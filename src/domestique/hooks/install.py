@@ -14,8 +14,10 @@ project, first on ``sys.path``. Where a host does not block by itself when a hoo
 start, the entry ends with a short fallback that blocks (``Settings.missing_fallback``; the per-host
 behaviour is in docs/agents.md). ``--python PATH`` must import Domestique and have the
 command, or the install is refused. Uninstall removes exactly Domestique's entries (the older
-inline ``python -c`` entries too); when nothing else changed since the install, the backup is
-restored byte for byte.
+inline ``python -c`` entries too); when the file is byte for byte what the install wrote, the
+backup is restored byte for byte, else only Domestique's entries are taken out (a comment or a
+reformatting made since is kept). A settings file that is a symlink stays one: the file it points
+to is written.
 """
 
 from __future__ import annotations
@@ -340,7 +342,28 @@ def _latest_backup(host: str, path: Path) -> str | None:
         return None
 
 
+def _written_record(host: str, path: Path) -> Path:
+    """Where the digest of the bytes Domestique last wrote to ``path`` is kept."""
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    return backup_dir(host) / f"{path.name}.{digest}.written"
+
+
+def _unchanged_since_written(host: str, path: Path, text: str) -> bool:
+    """``text`` is byte for byte what Domestique last wrote to ``path`` (nobody edited it since).
+    No record (an install by an older version) is "changed": uninstall then keeps the file's
+    bytes and removes only Domestique's entries, so no later edit can be lost."""
+    try:
+        recorded = _written_record(host, path).read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    return recorded == hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    # A settings file that is a symlink (dotfiles kept in a repository) stays one: the file it
+    # points to is replaced, never the link.
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.domestique-tmp")
     tmp.write_text(text, encoding="utf-8")
@@ -403,7 +426,10 @@ def _empty(doc: dict[str, Any], host: str) -> bool:
 
 def _finish_uninstall(host: str, path: Path, old: str, text: str) -> str | None:
     """The bytes uninstall leaves: the original file when nothing else changed since install,
-    no file when install created it and nothing else is in it, else ``text``."""
+    no file when install created it and nothing else is in it, else ``text``. "Nothing else
+    changed" is byte for byte (a comment or a reformatting after install is a change, kept)."""
+    if not _unchanged_since_written(host, path, old):
+        return text
     kind = settings_doc.kind_of(path)
     doc = settings_doc.load(kind, text, path)
     backup = _latest_backup(host, path)
@@ -498,6 +524,7 @@ def apply(host: str, change: Change) -> Path | None:
             if not executable and change.path.exists():
                 mode = change.path.stat().st_mode & 0o777
             _write_atomic(change.path, change.new, mode)
+        _note_written(host, change)
     if change.manifest is not None:
         record = _manifest_path(host, change.path)
         if change.manifest:
@@ -508,6 +535,18 @@ def apply(host: str, change: Change) -> Path | None:
         else:
             record.unlink(missing_ok=True)
     return saved
+
+
+def _note_written(host: str, change: Change) -> None:
+    record = _written_record(host, change.path)
+    if change.new is None:
+        record.unlink(missing_ok=True)
+        return
+    from domestique.keys import ensure_private_dir
+
+    ensure_private_dir(record.parent)
+    digest = hashlib.sha256(change.new.encode("utf-8")).hexdigest()
+    record.write_text(digest + "\n", encoding="utf-8")
 
 
 def target(host: str, *, project: bool) -> Path:
