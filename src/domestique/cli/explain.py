@@ -54,6 +54,7 @@ class Judged:
     record_id: str | None = None
     time: str | None = None
     policy_then: str | None = None  # sha256 of the policy that decided (records)
+    host_limit: str = ""  # the agent host does not act on this answer (recorded, not enforced)
 
 
 def project_root_of(directory: str | None) -> str | None:
@@ -169,6 +170,7 @@ def record_target(data: dict[str, Any]) -> Judged:
         record_id=record.id,
         time=record.time,
         policy_then=record.policy.sha256,
+        host_limit=_string(obj.get("host_limit")) or "",
     )
 
 
@@ -222,6 +224,9 @@ def explain(judged: Judged, policy: EffectivePolicy) -> dict[str, Any]:
     if judged.would is not None:
         out["enforced"] = False
         out["would_decision"] = judged.would.value
+    if judged.host_limit:
+        out["enforced"] = False
+        out["host_limit"] = judged.host_limit
     if judged.record_id is not None:
         out["record_id"] = judged.record_id
         out["time"] = judged.time
@@ -284,6 +289,8 @@ def render_text(data: dict[str, Any]) -> str:
         + f"  [actor {data['actor']}]",
         f"judged: {data['judged']}",
     ]
+    if "host_limit" in data:
+        lines.append(f"NOT ENFORCED by the agent host: {data['host_limit']}")
     if "record_id" in data:
         lines.append(f"record: {data['record_id']} at {data['time']}")
         if data["policy_changed_since"]:

@@ -26,7 +26,7 @@ from domestique import __version__
 from domestique.audit._mask import may_hold_secret
 from domestique.boundary import decide_and_record, error_reason
 from domestique.hooks.assess import Inputs, Texts, assess, url_host
-from domestique.hooks.hosts import host_action, parse_event, render
+from domestique.hooks.hosts import host_action, parse_event, render, unenforced
 from domestique.hooks.messages import ERROR_PREFIXES, WHAT, compose_message
 from domestique.hooks.protocol import MalformedInput, Reply, UnknownEvent
 from domestique.records import (
@@ -249,6 +249,10 @@ class Judge:
             action, would = Action.DENY, None
             reasons = (error_reason(exc, "engine.detector_error"),)
             obj, call.event = {"host": call.host}, ""
+        if action in (Action.DENY, Action.ASK):
+            limit = unenforced(call.host, call.event)
+            if limit:
+                obj["enforced"], obj["host_limit"] = False, limit
         return DecisionRecord(
             component=Component.HOOK,
             action=action,

@@ -61,6 +61,7 @@ class HostReport:
     runs: bool = False  # the host's own settings let it run the hook (trusted, not disabled)
     problems: list[str] = field(default_factory=list)
     traffic: list[str] = field(default_factory=list)  # ways model traffic avoids the firewall
+    limits: list[str] = field(default_factory=list)  # what the host does not let a hook enforce
 
     @property
     def ok(self) -> bool:
@@ -78,6 +79,7 @@ class HostReport:
             "runs": self.runs,
             "problems": self.problems,
             "traffic": self.traffic,
+            "limits": self.limits,
             "ok": self.ok,
         }
 
@@ -488,6 +490,7 @@ def traffic_leaks(host: str, home: Path) -> list[str]:
 def examine(host: str, home: Path, project: Path | None) -> HostReport:
     settings = get(host).settings
     report = HostReport(host, host_found(host, home), fail_closed_note=settings.fail_closed)
+    report.limits = [f"{event}: {why}" for event, why in get(host).unenforced.items()]
     paths = [settings.user_file(home)]
     if project is not None:
         paths.append(settings.project_file(project))
@@ -564,6 +567,8 @@ def run(argv: list[str]) -> int:
                 sys.stdout.write(f"{'':12} - {p}\n")
             for t in r.traffic:
                 sys.stdout.write(f"{'':12} ! around the firewall: {t}\n")
+            for lim in r.limits:
+                sys.stdout.write(f"{'':12} ! host limit, not enforced: {lim}\n")
         from domestique.cli.policy import mode_line
 
         sys.stdout.write(mode_line(project) + "\n")

@@ -15,7 +15,7 @@ stay stdlib-only and the decision import the rendering without an import cycle.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +132,9 @@ class Host:
     stops: Callable[[bytes, int], bool]  # (stdout, exit code) → does the host stop the call?
     exit2_blocks: bool = True  # the host blocks on exit code 2 (a fail-closed reply adds it)
     can_ask: Callable[[str], bool] = never  # the event has a working "ask the person" answer
+    # Events whose answer the host does not act on (a deny there is recorded, not enforced),
+    # each with the sentence doctor and explain show.
+    unenforced: Mapping[str, str] = field(default_factory=dict)
 
 
 def dumps(obj: object) -> bytes:

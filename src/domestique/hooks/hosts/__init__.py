@@ -49,6 +49,13 @@ def host_action(host: str, event: str, action: str) -> str:
     return action
 
 
+def unenforced(host: str, event: str) -> str:
+    """Why ``host`` does not act on a hook's answer to ``event`` ('' where it does)."""
+    if host not in _MODULES:
+        return ""
+    return get(host).unenforced.get(event, "")
+
+
 def render(host: str, event: str, action: str, message: str, *, error: bool = False) -> Reply:
     """The host's answer for ``action`` (allow | ask | deny; block counts as deny).
 

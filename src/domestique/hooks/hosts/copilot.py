@@ -108,4 +108,11 @@ HOST = Host(
     probe=probe,
     stops=stops,
     exit2_blocks=False,
+    unenforced={
+        "userPromptSubmitted": (
+            "Copilot does not act on the prompt hook's answer: a prompt the guard denies (a "
+            "secret in it) is recorded but still sent; only the firewall keeps it from the "
+            "model (docs/known-escapes.md)"
+        )
+    },
 )

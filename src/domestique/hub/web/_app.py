@@ -510,37 +510,7 @@ class WebReport:
             ]
             for a in e["alerts"]
         ]
-        sinks = Table(
-            "sinks",
-            "SIEM forwarding (this hub's sinks)",
-            (
-                "sink",
-                "kind",
-                "forwarded",
-                "last delivery",
-                "error code",
-                "error",
-                "error at",
-                "failures",
-                "lease held by",
-            ),
-            numeric=frozenset({2, 7}),
-            empty="no sink configured (hub serve --export-otlp / --export-syslog / [[sinks]])",
-        )
-        sinks.rows = [
-            [
-                s["name"],
-                s["kind"],
-                s["forwarded"],
-                s["last_ok"] or "never",
-                s["error_code"] or "",
-                s["error"] or "",
-                s["error_at"] if s["error_code"] else "",
-                s["failures"],
-                s["owner"] or "",
-            ]
-            for s in e["sinks"]
-        ]
+        sinks = _sinks_table(e["sinks"])
         silent = sum(1 for x in e["endpoints"] if x["silent"] and not x["revoked"])
         figures = numbers(
             [
@@ -607,6 +577,42 @@ class WebReport:
         exports = "".join(_post_exports(t.name, text, since_q) for t in tables)
         body = head + note + figures + "".join(render_table(t) for t in tables) + exports
         return _html(200, page("What-if", body, nav="y", active="What-if"))
+
+
+def _sinks_table(rows: list[dict[str, Any]]) -> Table:
+    """The hub's SIEM sinks: delivered, last delivery, the current error (Endpoints page)."""
+    sinks = Table(
+        "sinks",
+        "SIEM forwarding (this hub's sinks)",
+        (
+            "sink",
+            "kind",
+            "forwarded",
+            "last delivery",
+            "error code",
+            "error",
+            "error at",
+            "failures",
+            "lease held by",
+        ),
+        numeric=frozenset({2, 7}),
+        empty="no sink configured (hub serve --export-otlp / --export-syslog / [[sinks]])",
+    )
+    sinks.rows = [
+        [
+            s["name"],
+            s["kind"],
+            s["forwarded"],
+            s["last_ok"] or "never",
+            s["error_code"] or "",
+            s["error"] or "",
+            s["error_at"] if s["error_code"] else "",
+            s["failures"],
+            s["owner"] or "",
+        ]
+        for s in rows
+    ]
+    return sinks
 
 
 def _whatif_form_html(policy: str, since: str) -> str:
