@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 
 from domestique.detect.validators import shannon_entropy
 from domestique.keys import Fingerprinter
@@ -94,6 +95,41 @@ def secret_dotenv_values(text: str) -> list[str]:
         named = bool(_SECRET_NAME.search(name)) and not _NOT_SECRET_NAME.search(name)
         if named or (len(value) >= 12 and shannon_entropy(value) >= 3.0):
             out.append(value)
+    return out
+
+
+def dotenv_files(cwd: Path) -> list[Path]:
+    """The ``.env*`` files read for ``cwd``: in it and its parents up to the repository root
+    (the first directory holding ``.git``), templates (``.example``/``.sample``/``.template``)
+    left out."""
+    out: list[Path] = []
+    directory = cwd.resolve()
+    for _ in range(32):
+        try:
+            entries = sorted(directory.glob(".env*"))
+        except OSError:
+            entries = []
+        out.extend(
+            p
+            for p in entries
+            if p.is_file() and not p.name.endswith((".example", ".sample", ".template"))
+        )
+        if (directory / ".git").exists() or directory.parent == directory:
+            break
+        directory = directory.parent
+    return out
+
+
+def dotenv_values(cwd: Path) -> list[str]:
+    """Secret-looking values from ``.env*`` files in ``cwd`` and its parents up to the repo root
+    (see :func:`~domestique.detect.known_values.secret_dotenv_values`)."""
+    out: list[str] = []
+    for path in dotenv_files(cwd):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        out += secret_dotenv_values(text)
     return out
 
 

@@ -32,7 +32,8 @@ from domestique.detect.customer_records import (
 from domestique.detect.engine import Scanner, TextDetector
 from domestique.detect.known_values import (
     KnownValues,
-    secret_dotenv_values,
+    dotenv_files,
+    dotenv_values,
     secret_env_values,
 )
 from domestique.detect.ruleset import builtin_rules
@@ -61,41 +62,6 @@ class _BrokenSource:
 
 
 # -- known values: the environment and the .env files of the working tree
-
-
-def dotenv_files(cwd: Path) -> list[Path]:
-    """The ``.env*`` files read for ``cwd``: in it and its parents up to the repository root
-    (the first directory holding ``.git``), templates (``.example``/``.sample``/``.template``)
-    left out."""
-    out: list[Path] = []
-    directory = cwd.resolve()
-    for _ in range(32):
-        try:
-            entries = sorted(directory.glob(".env*"))
-        except OSError:
-            entries = []
-        out.extend(
-            p
-            for p in entries
-            if p.is_file() and not p.name.endswith((".example", ".sample", ".template"))
-        )
-        if (directory / ".git").exists() or directory.parent == directory:
-            break
-        directory = directory.parent
-    return out
-
-
-def dotenv_values(cwd: Path) -> list[str]:
-    """Secret-looking values from ``.env*`` files in ``cwd`` and its parents up to the repo root
-    (see :func:`~domestique.detect.known_values.secret_dotenv_values`)."""
-    out: list[str] = []
-    for path in dotenv_files(cwd):
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        out += secret_dotenv_values(text)
-    return out
 
 
 def known_values(

@@ -13,6 +13,7 @@ caches kept warm, by the per-user daemon (:mod:`domestique.hooks.daemon`).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import stat
@@ -95,13 +96,30 @@ class Masker:
     URLs, commands): the host's JSON is the agent's to fill, and DESIGN says no raw secret is
     ever written to the terminal or the audit log."""
 
-    def __init__(self, scanner: Callable[[], Scanner]) -> None:
+    def __init__(
+        self, scanner: Callable[[], Scanner], known: Callable[[], list[str]] | None = None
+    ) -> None:
         self._scanner = scanner
+        self._known_source = known
+        self._known: list[str] | None = None
+
+    def _known_values(self) -> list[str]:
+        if self._known is None:
+            # Longest first, so a value holding another is replaced whole.
+            values = self._known_source() if self._known_source is not None else []
+            self._known = sorted({v for v in values if v}, key=len, reverse=True)
+        return self._known
 
     def text(self, value: str) -> str:
-        if not may_hold_secret(value):
+        known = [v for v in self._known_values() if v in value]
+        if not known and not may_hold_secret(value):
             return value
-        return mask_secrets(value, self._scanner())
+        value = mask_secrets(value, self._scanner())
+        # A known value the engine cannot anchor on (short, no digit: ``hunter2x``-like words)
+        # is still never echoed or recorded.
+        for v in known:
+            value = value.replace(v, "…")
+        return value
 
     def json(self, value: JSONValue) -> JSONValue:
         if isinstance(value, str):
@@ -162,6 +180,17 @@ class Judge:
 
         env, cwd = self._caller
         return default_scanner(self.home, env=env, cwd=Path(cwd) if cwd else None)
+
+    def known_values(self) -> list[str]:
+        """The caller's secret-looking environment values and ``.env`` values, raw, in memory
+        only: cheap (no scanner is built), for masking what is echoed and recorded."""
+        from domestique.detect.known_values import dotenv_values, secret_env_values
+
+        env, cwd = self._caller
+        values = secret_env_values(os.environ if env is None else env)
+        with contextlib.suppress(OSError):
+            values += dotenv_values(Path(cwd) if cwd else Path.cwd())
+        return [v.strip() for v in values]
 
     def policy(self, cwd: str | None) -> EffectivePolicy:
         from domestique.policy import load_policy
@@ -239,7 +268,7 @@ class Judge:
                 subject = self.subject(call.host, None, call.pid, call.env)
             except Exception:  # noqa: BLE001 - the decision is a deny already; record it
                 subject = fallback_subject()
-        masker = Masker(self.scanner)
+        masker = Masker(self.scanner, self.known_values)
         try:
             reasons = tuple(masker.reason(r) for r in verdict.reasons)
             masked = masker.json(dict(call.obj))
@@ -271,7 +300,8 @@ class Judge:
         could not be masked or written)."""
         from domestique.audit import record_decision
 
-        record = dataclasses.replace(record, subject=Masker(self.scanner).subject(record.subject))
+        masker = Masker(self.scanner, self.known_values)
+        record = dataclasses.replace(record, subject=masker.subject(record.subject))
         return record_decision(record, home=self.home, stop=Action.DENY)
 
     def subject(
