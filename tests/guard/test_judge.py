@@ -220,3 +220,26 @@ def test_password_attack_evidence_never_shows_the_password(
     previews = [e.preview for r in j.verdict.reasons for e in r.evidence]
     assert previews
     assert not [p for p in previews if "Tr0ub4dor3xQm7" in p]
+
+
+def test_guard_env_follows_os_environ_even_when_it_is_replaced(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, policy: EffectivePolicy
+) -> None:
+    """HOME is read from whatever ``os.environ`` is now: set, changed, or the whole mapping
+    replaced after import; a delete of the new HOME, written out, is a home delete (a HOME
+    outside /home and /Users too)."""
+    import os
+
+    from domestique.guard.env import GuardEnv
+
+    first = tmp_path / "first"
+    monkeypatch.setenv("HOME", str(first))
+    assert GuardEnv.from_process().home == str(first)
+    second = "/srv/people/second"  # outside any temp folder
+    monkeypatch.setattr(os, "environ", {**os.environ, "HOME": second})
+    assert GuardEnv.from_process().home == second
+    j = judge_command(f"rm -rf {second}", policy=policy, actor=Actor.AGENT)
+    assert j.verdict.action is Action.DENY
+    assert "cmd.destructive.rm_root" in j.verdict.codes
+    inside = judge_command(f"rm -rf {second}/.config", policy=policy, actor=Actor.AGENT)
+    assert inside.verdict.action is not Action.ALLOW

@@ -50,8 +50,9 @@ class GuardEnv(NamedTuple):
         and the decoded GuardEnv is kept per raw triple (``os.environ.get`` encodes the name
         and decodes the value on each call, a few microseconds per judgement).
         """
-        data = _ENVIRON_DATA
-        if data is None:
+        # Looked up on each call: ``os.environ`` itself may have been replaced since import.
+        data = getattr(os.environ, "_data", None) if _POSIX else None
+        if type(data) is not dict:
             return cls._read()
         raw = (data.get(_RAW_KEYS[0]), data.get(_RAW_KEYS[1]), data.get(_RAW_KEYS[2]))
         env = _BY_RAW.get(raw)
@@ -78,9 +79,7 @@ class GuardEnv(NamedTuple):
 # ``os.environ[name] = value``, ``del os.environ[name]`` and ``os.environ.update`` all update
 # that dict, so a lookup there sees every change os.environ sees. Elsewhere (no such dict):
 # os.environ.get on every call.
-_ENVIRON_DATA: dict[bytes, bytes] | None = (
-    getattr(os.environ, "_data", None) if os.name == "posix" else None
-)
+_POSIX = os.name == "posix"
 _RAW_KEYS = (b"HOME", b"TMPDIR", b"DOMESTIQUE_HOME")
 _BY_RAW: dict[tuple[bytes | None, bytes | None, bytes | None], GuardEnv] = {}
 

@@ -135,6 +135,11 @@ def _classify(text: str, cwd: str | None, env: GuardEnv) -> Place:
     tmpdir = env.tmpdir.rstrip("/")
     if tmpdir and len(tmpdir) > 1 and path.startswith(tmpdir + "/"):
         return Place.TEMP
+    home = env.home.rstrip("/")
+    if len(home) > 1 and (path == home or path.startswith(home + "/")):
+        # The home folder written out (a HOME outside /home and /Users: /srv/people/ann,
+        # /var/lib/jenkins) is the home folder.
+        return Place.ROOT if path == home else Place.HOME
     parts = path.split("/")
     top = parts[1]
     if len(parts) == 2:
