@@ -3,6 +3,7 @@ agree with the records, and the session cookie is Secure under TLS."""
 
 from __future__ import annotations
 
+import os
 import ssl
 import time
 from pathlib import Path
@@ -187,3 +188,61 @@ def test_streamed_records_are_the_stored_text(tmp_path: Path, database_url: str 
         assert {str(ep)} == {bytes(r[0]).decode() for r in store.stream_records()}
     finally:
         store.close()
+
+
+def test_behind_a_tls_proxy_the_public_url_makes_the_cookie_secure(
+    tmp_path: Path, database_url: str | None
+) -> None:
+    """`hub serve --public-url https://…` (a TLS reverse proxy in front, the hub on loopback
+    http): the session cookie is Secure and a form posted from the public origin is taken,
+    one from another origin refused; without the flag the cookie over plain http is not."""
+    seed(database_url, tmp_path / "a")
+    public = "https://Hub.Example.test"
+    hub = HubProcess(tmp_path / "a", database_url, extra=("--public-url", public)).start()
+    try:
+        token = hub.admin("admin-token").stdout.strip().splitlines()[-1]
+        with httpx.Client(base_url=hub.url) as c:
+            login = c.get(f"/login?token={token}", follow_redirects=False)
+            assert "; Secure" in login.headers["set-cookie"]
+            session = login.headers["set-cookie"].split(";", 1)[0]
+            form = {"policy": "", "since": "all"}
+            own = c.post(
+                "/whatif",
+                data=form,
+                headers={"Origin": "https://hub.example.test", "Cookie": session},
+            )
+            assert own.status_code != 403
+            foreign = c.post(
+                "/whatif", data=form, headers={"Origin": "https://evil.test", "Cookie": session}
+            )
+            assert foreign.status_code == 403
+    finally:
+        hub.stop()
+    plain = HubProcess(tmp_path / "a", database_url).start()
+    try:
+        token = plain.admin("admin-token").stdout.strip().splitlines()[-1]
+        with httpx.Client(base_url=plain.url) as c:
+            login = c.get(f"/login?token={token}", follow_redirects=False)
+            assert login.status_code == 303
+            assert "Secure" not in login.headers["set-cookie"]
+    finally:
+        plain.stop()
+
+
+def test_a_public_url_that_is_not_an_origin_is_refused(tmp_path: Path) -> None:
+    import subprocess
+
+    from _helpers.hooks import DOMESTIQUE
+
+    for bad in ("hub.example.test", "ftp://hub.example.test", "https://hub.example.test/app"):
+        done = subprocess.run(
+            [DOMESTIQUE, "hub", "serve", "--port", "1", "--public-url", bad],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DOMESTIQUE_HOME": str(tmp_path)},
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert "--public-url" in done.stderr
+        assert "Traceback" not in done.stderr

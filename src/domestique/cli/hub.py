@@ -79,6 +79,12 @@ def _parser() -> Parser:
     s.add_argument("--keyfile", type=Path)
     s.add_argument("--insecure-http", action="store_true", help="allow plain http off loopback")
     s.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address people open (https://hub.example.com) when a TLS reverse proxy is in "
+        "front: the web report's session cookie is then Secure and forms from it are accepted",
+    )
+    s.add_argument(
         "--export-otlp",
         action="append",
         default=[],
@@ -181,6 +187,7 @@ def run(argv: list[str]) -> int:
                 keyfile=args.keyfile,
                 insecure_http=args.insecure_http,
                 sinks=sinks,
+                public_url=args.public_url,
             )
         except ServeError as exc:
             _err(str(exc))

@@ -42,11 +42,11 @@ MAX_ENROLL_BYTES = 64 * 1024
 class HubApp:
     """The ASGI application. ``store`` is shared by every request (it is thread-safe)."""
 
-    def __init__(self, store: HubStore) -> None:
+    def __init__(self, store: HubStore, *, public_origin: str | None = None) -> None:
         from domestique.hub.web._app import WebReport
 
         self.store = store
-        self.web = WebReport(store)
+        self.web = WebReport(store, public_origin=public_origin)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

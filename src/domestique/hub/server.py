@@ -49,6 +49,25 @@ def ensure_signing_key(store: HubStore, home: Path) -> list[str]:
     return store.trust_key(public)
 
 
+def public_origin(url: str) -> str:
+    """``scheme://host[:port]`` of ``--public-url``; :class:`ServeError` for anything else."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise ServeError(f"--public-url {url!r}: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ServeError(f"--public-url {url!r}: give http(s)://HOST[:PORT]")
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        raise ServeError(f"--public-url {url!r}: only scheme, host and port (the hub serves /)")
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
 def serve(
     *,
     host: str,
@@ -59,6 +78,7 @@ def serve(
     keyfile: Path | None = None,
     insecure_http: bool = False,
     sinks: Sequence[SinkSpec] = (),
+    public_url: str | None = None,
 ) -> None:
     """Migrate, then serve until interrupted; forward to ``sinks`` (validated by the caller
     with :func:`domestique.hub.sinks.collect`) while serving."""
@@ -79,6 +99,7 @@ def serve(
             f"refusing plain http on {host}: give --certfile/--keyfile, put a TLS reverse proxy "
             "in front and listen on 127.0.0.1, or pass --insecure-http explicitly"
         )
+    origin = public_origin(public_url) if public_url is not None else None
     store = HubStore.open(database, home)
     store.org_id()
     ensure_signing_key(store, home)
@@ -87,7 +108,7 @@ def serve(
     limits = ClientLimits()
     raise_open_file_limit()
     config = uvicorn.Config(
-        HubApp(store),
+        HubApp(store, public_origin=origin),
         http=guarded_protocol(limits),
         h11_max_incomplete_event_size=limits.max_head,
         timeout_keep_alive=limits.keep_alive,

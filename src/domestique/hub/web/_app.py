@@ -74,9 +74,11 @@ def _cookie(headers: Mapping[str, str]) -> str | None:
 class WebReport:
     """The pages over one store. ``handle`` is called for every non-``/v1`` request."""
 
-    def __init__(self, store: HubStore) -> None:
+    def __init__(self, store: HubStore, *, public_origin: str | None = None) -> None:
         self.store = store
         self.q = WebQueries(store)
+        # ``hub serve --public-url``: the origin people open, behind a TLS reverse proxy.
+        self.public_origin = public_origin
 
     async def handle(
         self, scope: Mapping[str, Any], headers: Mapping[str, str], body: bytes | None
@@ -101,7 +103,10 @@ class WebReport:
                         "new one with <code>domestique hub admin-token</code>.</p>",
                     ),
                 )
-            secure = "; Secure" if scope.get("scheme") == "https" else ""
+            tls = scope.get("scheme") == "https" or (
+                self.public_origin is not None and self.public_origin.startswith("https://")
+            )
+            secure = "; Secure" if tls else ""
             cookie = (
                 f"{_auth.COOKIE}={session}; Path=/; HttpOnly; SameSite=Strict; "
                 f"Max-Age={_auth.SESSION_S}{secure}"
@@ -125,7 +130,7 @@ class WebReport:
                 {"Set-Cookie": f"{_auth.COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"},
             )
         if method == "POST" and path == "/whatif":
-            if not _same_origin(scope, headers):
+            if not _same_origin(scope, headers, self.public_origin):
                 return _html(403, page("Refused", "<p>A form from another site.</p>"))
             form = dict(parse_qsl((body or b"").decode("utf-8", "replace"), keep_blank_values=True))
             return await asyncio.to_thread(self._whatif, form)
@@ -697,7 +702,9 @@ def _since(text: str) -> str:
     return parse_since(text)
 
 
-def _same_origin(scope: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
+def _same_origin(
+    scope: Mapping[str, Any], headers: Mapping[str, str], public_origin: str | None = None
+) -> bool:
     """A form posted from this hub's own page (defence in depth over SameSite=Strict).
 
     Browsers say where a request comes from in ``Sec-Fetch-Site``; under ``no-referrer``
@@ -709,7 +716,7 @@ def _same_origin(scope: Mapping[str, Any], headers: Mapping[str, str]) -> bool:
     if origin is None or origin == "null":
         return True
     host = headers.get("host", "")
-    return origin in (f"http://{host}", f"https://{host}")
+    return origin in (f"http://{host}", f"https://{host}") or origin == public_origin
 
 
 def _link(path: str, base: Mapping[str, str], **extra: str) -> str:
