@@ -5,7 +5,7 @@ The rule ids are read from the rule files themselves, so a new rule is registere
 
 from __future__ import annotations
 
-from domestique.detect.rule_cache import cached_builtin_rules
+from domestique.detect.ruleset import builtin_rules
 from domestique.reason_codes import ReasonCode
 
 _DETECTOR_CODES: tuple[ReasonCode, ...] = (
@@ -20,5 +20,5 @@ _DETECTOR_CODES: tuple[ReasonCode, ...] = (
 )
 
 REASON_CODES: tuple[ReasonCode, ...] = _DETECTOR_CODES + tuple(
-    ReasonCode(rule.id, rule.description) for rule in cached_builtin_rules()
+    ReasonCode(rule.id, rule.description) for rule in builtin_rules()
 )
