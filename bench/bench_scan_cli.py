@@ -18,8 +18,10 @@ with the baseline and (``--base``) with the same command run from another source
   a second pass over the same items (warm);
 * the engine in this process, warm (``default_scanner().scan`` over the 20 items).
 
-Printed: medians; start-up as milliseconds and as a ratio to ``python -c pass``; end-to-end
-MB/s with the command's start-up subtracted; the engine's MB/s, cold and warm. Byte code is
+Printed: medians, wall clock and (in brackets) the CPU time of the child process, which a
+shared, loaded machine disturbs less; start-up as milliseconds and as a ratio to ``python -c
+pass``; end-to-end MB/s with the command's start-up subtracted; the engine's MB/s (wall), cold
+and warm. Byte code is
 compiled first and the commands run without ``PYTHONDONTWRITEBYTECODE``, as an installed package
 runs (``--no-bytecode`` runs them with it set, compiling every module on every start). Exit codes
 are checked (0 or 1 expected): a run that errors is reported, not timed as fast. State goes to a
@@ -32,6 +34,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,10 +52,10 @@ scanner = default_scanner()
 scanner.scan("")
 out = []
 for _ in range(2):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for text in items:
         scanner.scan(text)
-    out.append(time.perf_counter() - t0)
+    out.append([time.perf_counter() - t0, time.process_time() - c0])
 print(json.dumps(out))
 """
 
@@ -73,14 +76,22 @@ def corpus() -> list[str]:
     return [joined[i * ITEM_SIZE : (i + 1) * ITEM_SIZE] for i in range(ITEMS)]
 
 
-def run(cmd: list[str], stdin: bytes, cwd: str, env: dict[str, str]) -> tuple[float, bytes]:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(cmd: list[str], stdin: bytes, cwd: str, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds of the child, its stdout)."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, input=stdin, capture_output=True, cwd=cwd, env=env, check=False)
     elapsed = time.perf_counter() - t0
+    cpu = _children_cpu() - c0
     if proc.returncode not in (0, 1):
         err = proc.stderr.decode(errors="replace")[-400:]
         raise SystemExit(f"{cmd!r} exited {proc.returncode}: {err}")
-    return elapsed, proc.stdout
+    return elapsed, cpu, proc.stdout
 
 
 def main() -> None:
@@ -136,39 +147,56 @@ def main() -> None:
         for _ in range(args.rounds):
             for key, (cmd, stdin) in commands.items():
                 for name, env in envs.items():
-                    cols["pass"].append(run([py, "-c", "pass"], b"", str(work), env)[0])
-                    elapsed, out = run(cmd, stdin, str(work), env)
+                    wall, cpu, _ = run([py, "-c", "pass"], b"", str(work), env)
+                    cols["pass"].append(wall)
+                    cols.setdefault("cpu:pass", []).append(cpu)
+                    wall, cpu, out = run(cmd, stdin, str(work), env)
                     if key == "cold":
-                        first, second = json.loads(out)
-                        cols.setdefault(f"cold1/{name}", []).append(first)
-                        cols.setdefault(f"cold2/{name}", []).append(second)
+                        for n, (w, c) in enumerate(json.loads(out), 1):
+                            cols.setdefault(f"cold{n}/{name}", []).append(w)
+                            cols.setdefault(f"cpu:cold{n}/{name}", []).append(c)
                     else:
-                        cols.setdefault(f"{key}/{name}", []).append(elapsed)
-            t0 = time.perf_counter()
+                        cols.setdefault(f"{key}/{name}", []).append(wall)
+                        cols.setdefault(f"cpu:{key}/{name}", []).append(cpu)
+            t0, c0 = time.perf_counter(), time.process_time()
             for t in items:
                 scanner.scan(t)
             cols["eng"].append(time.perf_counter() - t0)
+            cols.setdefault("cpu:eng", []).append(time.process_time() - c0)
 
     med = {k: statistics.median(v) for k, v in cols.items()}
     print(f"input: {ITEMS} x {ITEM_SIZE // 1000} KB = {megabytes:.2f} MB; rounds {args.rounds}")
-    print(f"python -c pass                   {med['pass'] * 1e3:8.1f} ms")
+    print("medians; wall clock, and in brackets the CPU time (user + system) of the process")
+    print(
+        f"python -c pass                   {med['pass'] * 1e3:8.1f} ms "
+        f"[{med['cpu:pass'] * 1e3:6.1f} ms]"
+    )
     for name, src in trees.items():
         print(f"-- {name}: {src}")
         for key, label in (("check", "check -- git status"), ("start", "scan start-up (empty)")):
-            m = med[f"{key}/{name}"]
-            print(f"{label:<32} {m * 1e3:8.1f} ms   {m / med['pass']:.2f}x python -c pass")
+            m, c = med[f"{key}/{name}"], med[f"cpu:{key}/{name}"]
+            print(
+                f"{label:<32} {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "
+                f"{m / med['pass']:.2f}x [{c / med['cpu:pass']:.2f}x] python -c pass"
+            )
         for key, label in (("jsonl", "scan --jsonl"), ("dir", "scan --json DIR")):
             work_s = max(med[f"{key}/{name}"] - med[f"start/{name}"], 1e-9)
+            work_c = max(med[f"cpu:{key}/{name}"] - med[f"cpu:start/{name}"], 1e-9)
             print(
-                f"{label:<32} {med[f'{key}/{name}'] * 1e3:8.1f} ms   "
-                f"{megabytes / work_s:6.1f} MB/s end to end (start-up subtracted)"
+                f"{label:<32} {med[f'{key}/{name}'] * 1e3:8.1f} ms [{work_c * 1e3:6.1f} ms]   "
+                f"{megabytes / work_s:6.1f} [{megabytes / work_c:6.1f}] MB/s end to end "
+                "(start-up subtracted)"
             )
         for key, label in (("cold1", "engine, fresh process, 1st pass"), ("cold2", "  2nd pass")):
-            m = med[f"{key}/{name}"]
-            print(f"{label:<32} {m * 1e3:8.1f} ms   {megabytes / m:6.1f} MB/s")
+            m, c = med[f"{key}/{name}"], med[f"cpu:{key}/{name}"]
+            print(
+                f"{label:<32} {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "
+                f"{megabytes / m:6.1f} [{megabytes / c:6.1f}] MB/s"
+            )
+    m, c = med["eng"], med["cpu:eng"]
     print(
-        f"engine in this process, warm     {med['eng'] * 1e3:8.1f} ms   "
-        f"{megabytes / med['eng']:6.1f} MB/s"
+        f"engine in this process, warm     {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "
+        f"{megabytes / m:6.1f} [{megabytes / c:6.1f}] MB/s"
     )
 
 
