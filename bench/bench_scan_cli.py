@@ -21,9 +21,10 @@ with the baseline and (``--base``) with the same command run from another source
 Printed: medians, wall clock and (in brackets) the CPU time of the child process, which a
 shared, loaded machine disturbs less; start-up as milliseconds and as a ratio to ``python -c
 pass``; end-to-end MB/s with the command's start-up subtracted; the engine's MB/s (wall), cold
-and warm. Byte code is
-compiled first and the commands run without ``PYTHONDONTWRITEBYTECODE``, as an installed package
-runs (``--no-bytecode`` runs them with it set, compiling every module on every start). Exit codes
+and warm. Byte code is compiled first and the commands run without ``PYTHONDONTWRITEBYTECODE``,
+as an installed package runs; ``--no-bytecode`` runs each tree from a copy of its package with
+no ``__pycache__`` and ``PYTHONDONTWRITEBYTECODE=1`` (every module of the package compiled on
+every start, as on a machine that sets it, like the build machine). Exit codes
 are checked (0 or 1 expected): a run that errors is reported, not timed as fast. State goes to a
 temporary ``DOMESTIQUE_HOME`` (one per source tree, warmed by one untimed run of each command).
 """
@@ -35,6 +36,7 @@ import compileall
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -112,10 +114,17 @@ def main() -> None:
     trees = {"this": Path(domestique.__file__).parents[1]}
     if args.base is not None:
         trees["base"] = args.base.resolve()
-    for src in trees.values():
-        compileall.compile_dir(src / "domestique", quiet=1)
+    if not args.no_bytecode:
+        for src in trees.values():
+            compileall.compile_dir(src / "domestique", quiet=1)
 
     with tempfile.TemporaryDirectory() as tmp:
+        if args.no_bytecode:  # a copy without byte code, and none written
+            for name, src in list(trees.items()):
+                copy = Path(tmp, f"src-{name}")
+                ignore = shutil.ignore_patterns("__pycache__")
+                shutil.copytree(src / "domestique", copy / "domestique", ignore=ignore)
+                trees[name] = copy
         tree = Path(tmp, "tree")
         tree.mkdir()
         for i, t in enumerate(items):
