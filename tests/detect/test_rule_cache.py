@@ -189,3 +189,29 @@ def test_a_rule_file_that_does_not_parse_still_raises(
     monkeypatch.setattr(rc, "rule_files", lambda: files)
     with pytest.raises(rc.RuleError):
         rc.cached_builtin_rules(home)
+
+
+@pytest.mark.slow
+def test_processes_building_the_cache_at_once_all_get_the_rules(home: Path) -> None:
+    """Six interpreters start on an empty cache at the same moment: each gets every shipped
+    rule, and the file left behind is one whole, valid cache (no torn write)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from domestique.detect.rule_cache import cached_builtin_rules\n"
+        "print(len(cached_builtin_rules(Path(sys.argv[1]))))\n"
+    )
+    rc.mac_key(home)  # the install key first: the processes then share one
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(home)], stdout=subprocess.PIPE, text=True)
+        for _ in range(6)
+    ]
+    outs = [p.communicate(timeout=120)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert outs == [f"{len(RULES)}\n"] * 6
+    files = rc.rule_files()
+    assert rc.read_cache(rc.cache_path(home), rc.cache_key(files), rc.mac_key(home)) is not None
+    assert [p.name for p in rc.cache_path(home).parent.iterdir()] == [rc.CACHE_NAME]
