@@ -1,29 +1,42 @@
-"""``domestique scan`` as a command, end to end, against the engine in process, in one run.
+"""``domestique scan`` and ``domestique check`` as commands, end to end, in one run.
 
-    .venv/bin/python bench/bench_scan_cli.py [--rounds N]
+    .venv/bin/python bench/bench_scan_cli.py [--rounds N] [--base SRC]
 
 Input (built here from the Python standard library, nothing from our team): 2 MB of the running
 interpreter's own ``.py`` source (test directories excluded), cut into 20 items of 100 KB, given
 as a ``--jsonl`` stream on stdin and as a directory of 20 files (outside any git work tree).
 
-Per round, all in the same run so the figures share the machine's load:
+Per round, all in the same run so the figures share the machine's load, each command alternated
+with the baseline and (``--base``) with the same command run from another source tree (e.g. a
+``git archive`` of an earlier commit's ``src``, put first on ``PYTHONPATH``):
 * ``python -c pass`` of the same venv (the baseline start-up);
+* ``domestique check -- git status`` (judge, mask the audit record, append it);
 * ``domestique scan`` of an empty stdin (the command's start-up: imports, policy, scanner);
 * ``domestique scan --jsonl`` of the 20 items, and ``domestique scan --json DIR``;
-* the engine in process (``default_scanner().scan`` over the 20 items, rules already built).
+* the engine in a fresh process: the first pass over the 20 items once the scanner is built
+  (what a one-shot command pays: patterns compiled on first use, RE2's lazily built DFAs), then
+  a second pass over the same items (warm);
+* the engine in this process, warm (``default_scanner().scan`` over the 20 items).
 
-Printed: medians; start-up as milliseconds and as a ratio to ``python -c pass``; end-to-end
-MB/s with the command's start-up subtracted; the engine's MB/s and the ratio engine / command.
-Byte code of the package is compiled first and the commands run without
-``PYTHONDONTWRITEBYTECODE``, as an installed package runs. Exit codes are checked (0 or 1
-expected): a run that errors is reported, not timed as fast.
+Printed: medians, wall clock and (in brackets) the CPU time of the child process, which a
+shared, loaded machine disturbs less; start-up as milliseconds and as a ratio to ``python -c
+pass``; end-to-end MB/s with the command's start-up subtracted; the engine's MB/s (wall), cold
+and warm. Byte code is compiled first and the commands run without ``PYTHONDONTWRITEBYTECODE``,
+as an installed package runs; ``--no-bytecode`` runs each tree from a copy of its package with
+no ``__pycache__`` and ``PYTHONDONTWRITEBYTECODE=1`` (every module of the package compiled on
+every start, as on a machine that sets it, like the build machine). Exit codes
+are checked (0 or 1 expected): a run that errors is reported, not timed as fast. State goes to a
+temporary ``DOMESTIQUE_HOME`` (one per source tree, warmed by one untimed run of each command).
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -33,9 +46,20 @@ import time
 from pathlib import Path
 
 ITEMS, ITEM_SIZE = 20, 100_000
-# As installed: byte code written and reused (a shell with PYTHONDONTWRITEBYTECODE set would
-# otherwise time the compilation of every module on every start).
-ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+COLD_ENGINE = """
+import json, sys, time
+from domestique.detect import default_scanner
+items = [json.loads(line)["text"] for line in sys.stdin]
+scanner = default_scanner()
+scanner.scan("")
+out = []
+for _ in range(2):
+    t0, c0 = time.perf_counter(), time.process_time()
+    for text in items:
+        scanner.scan(text)
+    out.append([time.perf_counter() - t0, time.process_time() - c0])
+print(json.dumps(out))
+"""
 
 
 def corpus() -> list[str]:
@@ -54,70 +78,135 @@ def corpus() -> list[str]:
     return [joined[i * ITEM_SIZE : (i + 1) * ITEM_SIZE] for i in range(ITEMS)]
 
 
-def timed(cmd: list[str], stdin: bytes, cwd: str) -> float:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(cmd: list[str], stdin: bytes, cwd: str, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds of the child, its stdout)."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, cwd=cwd, env=ENV, check=False)
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, cwd=cwd, env=env, check=False)
     elapsed = time.perf_counter() - t0
+    cpu = _children_cpu() - c0
     if proc.returncode not in (0, 1):
         err = proc.stderr.decode(errors="replace")[-400:]
         raise SystemExit(f"{cmd!r} exited {proc.returncode}: {err}")
-    return elapsed
+    return elapsed, cpu, proc.stdout
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--base", type=Path, help="another source tree (its src/) to compare with")
+    ap.add_argument("--no-bytecode", action="store_true", help="set PYTHONDONTWRITEBYTECODE=1")
     args = ap.parse_args()
-
-    import json
 
     items = corpus()
     megabytes = sum(len(t.encode()) for t in items) / 1e6
     jsonl = "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(items)).encode()
     py = sys.executable
-    cli = [py, "-m", "domestique"]
 
     import domestique
     from domestique.detect import default_scanner
 
-    compileall.compile_dir(Path(domestique.__file__).parent, quiet=1)
+    trees = {"this": Path(domestique.__file__).parents[1]}
+    if args.base is not None:
+        trees["base"] = args.base.resolve()
+    if not args.no_bytecode:
+        for src in trees.values():
+            compileall.compile_dir(src / "domestique", quiet=1)
 
     with tempfile.TemporaryDirectory() as tmp:
+        if args.no_bytecode:  # a copy without byte code, and none written
+            for name, src in list(trees.items()):
+                copy = Path(tmp, f"src-{name}")
+                ignore = shutil.ignore_patterns("__pycache__")
+                shutil.copytree(src / "domestique", copy / "domestique", ignore=ignore)
+                trees[name] = copy
         tree = Path(tmp, "tree")
         tree.mkdir()
         for i, t in enumerate(items):
             (tree / f"item{i:02d}.py").write_text(t, encoding="utf-8")
         work = Path(tmp, "work")
         work.mkdir()
+        envs: dict[str, dict[str, str]] = {}
+        for name, src in trees.items():
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+            if args.no_bytecode:
+                env["PYTHONDONTWRITEBYTECODE"] = "1"
+            env["PYTHONPATH"] = str(src)
+            env["DOMESTIQUE_HOME"] = str(Path(tmp, f"home-{name}"))
+            env["DOMESTIQUE_HOOKD"] = "off"
+            envs[name] = env
+        commands = {
+            "check": ([py, "-m", "domestique", "check", "--", "git", "status"], b""),
+            "start": ([py, "-m", "domestique", "scan", "-"], b""),
+            "jsonl": ([py, "-m", "domestique", "scan", "--jsonl"], jsonl),
+            "dir": ([py, "-m", "domestique", "scan", "--json", str(tree)], b""),
+            "cold": ([py, "-c", COLD_ENGINE], jsonl),
+        }
+        for env in envs.values():  # untimed: keys, caches and the audit store created
+            for cmd, stdin in commands.values():
+                run(cmd, stdin, str(work), env)
         scanner = default_scanner(cwd=work)
         scanner.scan(items[0])  # warm
-        cols: dict[str, list[float]] = {k: [] for k in ("pass", "start", "jsonl", "dir", "eng")}
+        cols: dict[str, list[float]] = {"pass": [], "eng": []}
         for _ in range(args.rounds):
-            cols["pass"].append(timed([py, "-c", "pass"], b"", str(work)))
-            cols["start"].append(timed([*cli, "scan", "-"], b"", str(work)))
-            cols["jsonl"].append(timed([*cli, "scan", "--jsonl"], jsonl, str(work)))
-            cols["dir"].append(timed([*cli, "scan", "--json", str(tree)], b"", str(work)))
-            t0 = time.perf_counter()
+            for key, (cmd, stdin) in commands.items():
+                for name, env in envs.items():
+                    wall, cpu, _ = run([py, "-c", "pass"], b"", str(work), env)
+                    cols["pass"].append(wall)
+                    cols.setdefault("cpu:pass", []).append(cpu)
+                    wall, cpu, out = run(cmd, stdin, str(work), env)
+                    if key == "cold":
+                        for n, (w, c) in enumerate(json.loads(out), 1):
+                            cols.setdefault(f"cold{n}/{name}", []).append(w)
+                            cols.setdefault(f"cpu:cold{n}/{name}", []).append(c)
+                    else:
+                        cols.setdefault(f"{key}/{name}", []).append(wall)
+                        cols.setdefault(f"cpu:{key}/{name}", []).append(cpu)
+            t0, c0 = time.perf_counter(), time.process_time()
             for t in items:
                 scanner.scan(t)
             cols["eng"].append(time.perf_counter() - t0)
+            cols.setdefault("cpu:eng", []).append(time.process_time() - c0)
 
     med = {k: statistics.median(v) for k, v in cols.items()}
-    eng = megabytes / med["eng"]
     print(f"input: {ITEMS} x {ITEM_SIZE // 1000} KB = {megabytes:.2f} MB; rounds {args.rounds}")
-    print(f"python -c pass          {med['pass'] * 1e3:8.1f} ms")
+    print("medians; wall clock, and in brackets the CPU time (user + system) of the process")
     print(
-        f"scan start-up (empty)   {med['start'] * 1e3:8.1f} ms   "
-        f"{med['start'] / med['pass']:.2f}x python -c pass"
+        f"python -c pass                   {med['pass'] * 1e3:8.1f} ms "
+        f"[{med['cpu:pass'] * 1e3:6.1f} ms]"
     )
-    for key, label in (("jsonl", "scan --jsonl"), ("dir", "scan --json DIR")):
-        work_s = max(med[key] - med["start"], 1e-9)
-        rate = megabytes / work_s
-        print(
-            f"{label:<22}  {med[key] * 1e3:8.1f} ms   {rate:6.1f} MB/s end to end "
-            f"(start-up subtracted)   engine/command {eng / rate:.2f}x"
-        )
-    print(f"engine in process       {med['eng'] * 1e3:8.1f} ms   {eng:6.1f} MB/s")
+    for name, src in trees.items():
+        print(f"-- {name}: {src}")
+        for key, label in (("check", "check -- git status"), ("start", "scan start-up (empty)")):
+            m, c = med[f"{key}/{name}"], med[f"cpu:{key}/{name}"]
+            print(
+                f"{label:<32} {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "
+                f"{m / med['pass']:.2f}x [{c / med['cpu:pass']:.2f}x] python -c pass"
+            )
+        for key, label in (("jsonl", "scan --jsonl"), ("dir", "scan --json DIR")):
+            work_s = max(med[f"{key}/{name}"] - med[f"start/{name}"], 1e-9)
+            work_c = max(med[f"cpu:{key}/{name}"] - med[f"cpu:start/{name}"], 1e-9)
+            print(
+                f"{label:<32} {med[f'{key}/{name}'] * 1e3:8.1f} ms [{work_c * 1e3:6.1f} ms]   "
+                f"{megabytes / work_s:6.1f} [{megabytes / work_c:6.1f}] MB/s end to end "
+                "(start-up subtracted)"
+            )
+        for key, label in (("cold1", "engine, fresh process, 1st pass"), ("cold2", "  2nd pass")):
+            m, c = med[f"{key}/{name}"], med[f"cpu:{key}/{name}"]
+            print(
+                f"{label:<32} {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "
+                f"{megabytes / m:6.1f} [{megabytes / c:6.1f}] MB/s"
+            )
+    m, c = med["eng"], med["cpu:eng"]
+    print(
+        f"engine in this process, warm     {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "
+        f"{megabytes / m:6.1f} [{megabytes / c:6.1f}] MB/s"
+    )
 
 
 if __name__ == "__main__":

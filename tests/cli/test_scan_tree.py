@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -207,3 +210,34 @@ def test_nested_gitignore_applies_below_its_folder(tmp_path: Path) -> None:
     names = sorted(p.relative_to(tmp_path).as_posix() for p in walk(tmp_path))
     assert names == ["a/.gitignore", "b/x.txt"]
     assert Skipped().binary == []
+
+
+def test_git_is_asked_only_where_a_dot_git_entry_can_be_found(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Outside any work tree (no ``.git`` here or above, no GIT_DIR) the walk starts without
+    starting git; inside one, git is still asked (its list, not the walk, is what is read)."""
+    real = shutil.which("git")
+    assert real is not None
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    log = tmp_path / "git-calls"
+    shim = shims / "git"
+    shim.write_text(f'#!/bin/sh\necho "$@" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    shimmed = {**env, "PATH": f"{shims}{os.pathsep}{env.get('PATH', '')}"}
+    outside = tmp_path / "tree"
+    _tree(outside)
+    done = scan(["tree"], shimmed, tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert not log.exists()
+    inside = tmp_path / "repo"
+    inside.mkdir()
+    git(["init", "-q"], inside, env)
+    (inside / "nested").mkdir()
+    (inside / "nested" / "a.py").write_text(f"x = '{TOKEN}'\n")
+    (inside / "ignored.log").write_text(f"{TOKEN}\n")
+    (inside / ".gitignore").write_text("*.log\n")
+    done = scan(["nested"], shimmed, inside / "nested" / "..")
+    assert done.returncode == 1, done.stderr
+    assert "ls-files" in log.read_text()

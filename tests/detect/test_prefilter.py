@@ -354,3 +354,26 @@ def test_a_kinds_of_work_set_that_gives_up_skips_nothing(
     monkeypatch.setattr(scanner._prefilter, "_which", _GaveUp())
     assert scanner._prefilter.present(text) is None
     assert [f.code for f in scanner.scan(text)] == ["secret.github_token"]
+
+
+@pytest.mark.parametrize(
+    "insert",
+    ["", "ghp_", "password", "\\x41", "'a' + 'b'", "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY", "4111 1111"],
+)
+def test_a_long_text_is_found_to_hold_work_exactly_when_the_kinds_set_finds_some(
+    scanner: Scanner, insert: str
+) -> None:
+    """Past SET_CHECK_MAX the "anything at all?" check is the keyword pass's regex and one
+    small regex for the other kinds, not one alternation of all: it answers as the set of all
+    kinds does (None: work somewhere; empty: none), at the start, middle or end of the text."""
+    pf = scanner._prefilter
+    filler = "Lorem ipsum dolor sit amet. "
+    base = filler * (prefilter.SET_CHECK_MAX // len(filler) + 8)
+    for at in (0, len(base) // 2, len(base)):
+        text = base[:at] + insert + base[at:]
+        assert len(text) > prefilter.SET_CHECK_MAX
+        which = matching_somewhere(pf._which, len(pf._which_ids), lower_shadow(text))
+        assert which is not None
+        kinds = {pf._which_ids[i] for i in which if i < len(pf._which_ids)}
+        assert pf.present(text) == (None if kinds else frozenset())
+        assert bool(kinds) == bool(insert)

@@ -56,8 +56,23 @@ def _git(args: list[str], cwd: Path) -> bytes:
     return done.stdout
 
 
+def _no_git_entry_above(directory: Path) -> bool:
+    """True when git could not find a work tree for ``directory``: no ``.git`` (folder, or the
+    file of a linked worktree or submodule) in it or any parent, and no ``GIT_DIR`` or
+    ``GIT_WORK_TREE`` pointing elsewhere. Then asking git (a process) is skipped."""
+    if os.environ.get("GIT_DIR") or os.environ.get("GIT_WORK_TREE"):
+        return False
+    try:
+        here = directory.resolve()
+        return not any(os.path.lexists(p / ".git") for p in (here, *here.parents))
+    except OSError:
+        return False  # ask git
+
+
 def git_root(directory: Path) -> Path | None:
     """The top of the git work tree holding ``directory``; None outside one (or no git)."""
+    if _no_git_entry_above(directory):
+        return None
     try:
         out = _git(["rev-parse", "--show-toplevel"], directory)
     except TreeError:

@@ -280,7 +280,14 @@ class Prefilter:
             DIGITS: _DIGIT_RUN_RE.pattern if self.keywordless else "",
         }
         parts = {k: v for k, v in parts.items() if v}
-        self._anything = re2.compile("|".join(f"(?:{p})" for p in parts.values()), RE2_OPTIONS)
+        # A long text is checked for anything at all with the keyword pass's own regex and one
+        # small regex for the rest, not one alternation of everything: RE2 builds a DFA's states
+        # as it meets them, and a second DFA over all keywords cost a fresh process ~20 ms of
+        # building on its first megabytes.
+        others = [p for k, p in parts.items() if k != KEYWORDS]
+        self._others = (
+            re2.compile("|".join(f"(?:{p})" for p in others), RE2_OPTIONS) if others else None
+        )
         self._which = whole_set(list(parts.values()), RE2_OPTIONS)
         self._which_ids = list(parts)
 
@@ -290,7 +297,14 @@ class Prefilter:
             return None
         lower = lower_shadow(text)
         if len(text) > SET_CHECK_MAX:
-            return None if search_from(self._anything, lower, 0) is not None else frozenset()
+            if self._others is not None and search_from(self._others, lower, 0) is not None:
+                return None
+            scan = self._keyword_scan
+            return (
+                None
+                if scan is not None and search_from(scan, lower, 0) is not None
+                else frozenset()
+            )
         # None when the set gave up (out of memory): then nothing is skipped.
         which = matching_somewhere(self._which, len(self._which_ids), lower)
         if which is None:

@@ -12,9 +12,7 @@ not; the test suite runs them for every rule, and a rule without examples fails 
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import re2
@@ -143,9 +141,11 @@ def parse_rule(raw: dict[str, Any], source: str, *, compile_patterns: bool = Tru
     )
 
 
-def load_rules_text(text: str, source: str, *, compile_patterns: bool = True) -> list[Rule]:
-    """Rules from one TOML document (``version = 1`` and ``[[rules]]`` tables); see
-    :func:`parse_rule` for ``compile_patterns``."""
+def rule_tables(text: str, source: str) -> list[Any]:
+    """The ``[[rules]]`` tables of one TOML document (``version = 1`` required), unchecked;
+    raises :class:`RuleError`. :func:`parse_rule` checks each table."""
+    import tomllib  # here, not at the top: a process that reads the rule cache never parses TOML
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -155,7 +155,25 @@ def load_rules_text(text: str, source: str, *, compile_patterns: bool = True) ->
     tables = doc.get("rules", [])
     if not isinstance(tables, list):
         raise RuleError(f"{source}: rules must be an array of tables")
-    return [parse_rule(t, source, compile_patterns=compile_patterns) for t in tables]
+    return tables
+
+
+def load_rules_text(text: str, source: str, *, compile_patterns: bool = True) -> list[Rule]:
+    """Rules from one TOML document (``version = 1`` and ``[[rules]]`` tables); see
+    :func:`parse_rule` for ``compile_patterns``."""
+    return [
+        parse_rule(t, source, compile_patterns=compile_patterns) for t in rule_tables(text, source)
+    ]
+
+
+def unique_rules(rules: list[Rule]) -> tuple[Rule, ...]:
+    """``rules`` as a tuple; raises :class:`RuleError` when two share an id."""
+    seen: set[str] = set()
+    for r in rules:
+        if r.id in seen:
+            raise RuleError(f"{r.source}: duplicate rule id {r.id}")
+        seen.add(r.id)
+    return tuple(rules)
 
 
 def builtin_rules() -> tuple[Rule, ...]:
@@ -163,6 +181,8 @@ def builtin_rules() -> tuple[Rule, ...]:
 
     Their patterns are not compiled here: a short-lived command would compile ~200 patterns it
     mostly never runs. ``tests/detect`` compiles every shipped pattern."""
+    from importlib import resources
+
     rules: list[Rule] = []
     files = sorted(
         (f for f in resources.files(RULE_FILES_PACKAGE).iterdir() if f.name.endswith(".toml")),
@@ -171,9 +191,4 @@ def builtin_rules() -> tuple[Rule, ...]:
     for f in files:
         text = f.read_text(encoding="utf-8")
         rules.extend(load_rules_text(text, f.name, compile_patterns=False))
-    seen: set[str] = set()
-    for r in rules:
-        if r.id in seen:
-            raise RuleError(f"{r.source}: duplicate rule id {r.id}")
-        seen.add(r.id)
-    return tuple(rules)
+    return unique_rules(rules)

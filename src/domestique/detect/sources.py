@@ -36,7 +36,7 @@ from domestique.detect.known_values import (
     dotenv_values,
     secret_env_values,
 )
-from domestique.detect.ruleset import builtin_rules
+from domestique.detect.rule_cache import cached_builtin_rules
 from domestique.keys import Fingerprinter, domestique_home, ensure_private_dir
 
 # A long-lived daemon serves many (working directory, environment) pairs: keep the most recent.
@@ -193,7 +193,7 @@ def load_records(fingerprinter: Fingerprinter, home: Path | None = None) -> Cust
 def _compiled_rules() -> Scanner:
     with _LOCK:
         if not _RULES:
-            _RULES.append(Scanner(builtin_rules(), Fingerprinter(os.urandom(32))))
+            _RULES.append(Scanner(cached_builtin_rules(), Fingerprinter(os.urandom(32))))
         return _RULES[0]
 
 
