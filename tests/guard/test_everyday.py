@@ -5,7 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from everyday_cases import ALL, EVERYDAY, FIRST_ROUND, NEAR_ATTACKS, STOPPED_ON_PURPOSE
+from everyday_cases import (
+    ALL,
+    BORDERLINE_STOPPED,
+    EVERYDAY,
+    FIRST_ROUND,
+    NEAR_ATTACKS,
+    STOPPED_ON_PURPOSE,
+)
 
 from domestique.guard import judge_command
 from domestique.policy import EffectivePolicy, load_policy
@@ -33,7 +40,7 @@ def test_everyday_command_is_allowed(command: str, policy: EffectivePolicy, tmp_
     assert action == "allow", codes
 
 
-@pytest.mark.parametrize("command", list(STOPPED_ON_PURPOSE))
+@pytest.mark.parametrize("command", [*STOPPED_ON_PURPOSE, *BORDERLINE_STOPPED])
 def test_stopped_on_purpose_is_still_stopped(
     command: str, policy: EffectivePolicy, tmp_path: Path
 ) -> None:
@@ -56,10 +63,11 @@ def test_at_most_one_percent_of_everyday_work_is_stopped(
 
 
 def test_only_the_kept_stops_are_stopped(policy: EffectivePolicy, tmp_path: Path) -> None:
-    """Over both rounds, what is stopped is exactly the written-down list (no new stop)."""
-    commands = [*ALL, *STOPPED_ON_PURPOSE]
+    """Over all three rounds, what is stopped is exactly the written-down lists (no new stop)."""
+    commands = [*ALL, *STOPPED_ON_PURPOSE, *BORDERLINE_STOPPED]
     assert len(set(commands)) == len(commands)
-    assert set(_stopped(commands, policy, tmp_path)) == set(STOPPED_ON_PURPOSE)
+    kept = {*STOPPED_ON_PURPOSE, *BORDERLINE_STOPPED}
+    assert set(_stopped(commands, policy, tmp_path)) == kept
 
 
 @pytest.mark.parametrize(("command", "want"), list(NEAR_ATTACKS.items()))

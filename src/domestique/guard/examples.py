@@ -214,6 +214,7 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "rsync -a --delete src/ /backup/",
             "psql -c 'DROP TABLE users'",
             "vault kv destroy -versions=1 secret/app",
+            "docker compose down -v",
         ),
         "quiet": (
             "aws s3 ls s3://bucket",

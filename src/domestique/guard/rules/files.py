@@ -53,7 +53,9 @@ _SETUID_MODE = re.compile(r"^(?:[ua]*\+[rwxXt]*s[rwxXt]*|0?[4-7][0-7]{3})$")
 _HOME_CACHES = re.compile(
     r"^(?!.*/\.\.(?:/|$))~/(?:\.cache(?:/[^/]+)*|\.npm/_(?:cacache|npx|logs)|\.cargo/registry/(?:cache|src)|"
     r"\.gradle/caches|\.m2/repository|Library/Caches/[^/]+|\.pnpm-store|\.yarn/cache|"
-    r"go/pkg/mod/cache|\.bun/install/cache|\.nuget/packages|\.composer/cache)/?$"
+    r"go/pkg/mod/cache|\.bun/install/cache|\.nuget/packages|\.composer/cache|"
+    r"Library/Developer/Xcode/DerivedData(?:/[^/]+)?|Library/Developer/CoreSimulator/Caches|"
+    r"\.android/build-cache|\.gradle/build-cache-\d+)/?$"
 )
 
 
@@ -406,8 +408,8 @@ _DATA_CLIS = frozenset(
         "rabbitmqctl", "rabbitmqadmin", "gitlab-runner", "heroku", "fly", "flyctl", "vercel",
         "netlify", "firebase", "supabase", "doctl", "hcloud", "openstack", "s3cmd", "mc", "consul",
         "etcdctl", "stripe", "redis-cli", "docker", "podman", "nomad", "kubeadm", "eksctl",
-        "minikube", "kind", "linode-cli", "ibmcloud", "oci", "tsh", "argocd", "flux",
-        "kafka-topics", "kafka-consumer-groups", "kafka-configs", "kafka-acls",
+        "docker-compose", "minikube", "kind", "linode-cli", "ibmcloud", "oci", "tsh", "argocd",
+        "flux", "kafka-topics", "kafka-consumer-groups", "kafka-configs", "kafka-acls",
         "kafka-delete-records", "java",
         "aws-vault", "sops", "gopass", "pass", "bw", "lpass", "kubectx", "k9s", "virsh", "vagrant",
         "multipass", "lxc", "incus", "zfs", "btrfs", "lvremove", "vgremove", "pvremove",
@@ -461,8 +463,8 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         verbs += [a for a in args if a.startswith("--") and _DATA_VERBS.match(a)]
         if n.startswith("kafka-") and "delete" in n:
             verbs.append(n)
-        if n in ("docker", "podman"):
-            verbs = container_data_verbs(args)
+        if n in ("docker", "podman", "docker-compose"):
+            verbs = container_data_verbs(args, compose=n == "docker-compose")
         if n == "rclone" and {"sync", "move"} & set(args[:1]):
             verbs = args[:1]
         if n == "kubectl" and args[:1] == ["delete"]:

@@ -18,7 +18,7 @@ from domestique.guard.rules.registry import Context
 from domestique.guard.rules.vocab import NETWORK, RAW_NETWORK
 
 
-def container_data_verbs(args: list[str]) -> list[str]:
+def container_data_verbs(args: list[str], *, compose: bool = False) -> list[str]:
     """The docker/podman verb that deletes data: volumes, or containers with their volumes.
 
     Images, build cache, networks and containers kept apart from their volumes are rebuilt or
@@ -30,6 +30,8 @@ def container_data_verbs(args: list[str]) -> list[str]:
     )
     if pos[:1] == ["volume"] and pos[1:] in (["rm"], ["prune"], ["remove"]):
         return pos[:1]
+    if (compose or pos[:1] == ["compose"]) and "down" in args and volumes:
+        return ["down -v" if compose else "compose down -v"]  # named volumes (databases) too
     if (pos[:1] == ["rm"] or pos == ["container", "rm"] or pos[1:] == ["prune"]) and volumes:
         return pos[:1]
     return []
