@@ -221,8 +221,13 @@ _CONTAINER_SENDERS = (
 
 
 def plain_container_run(inv: Invocation) -> bool:
-    """No word of the container tool's line names a shell, interpreter, network tool or an
-    environment dump: the container runs its image's own program (``docker compose up``)."""
+    """``docker compose --env-file .env.dev up``: the project's compose file decides what the
+    values feed, and no word of the line names a shell, interpreter, network tool or an
+    environment dump. ``docker run --env-file .env IMAGE`` is not one: the values go to
+    whatever program an image (perhaps someone else's) runs, so that stays a credential read."""
+    compose = inv.name.endswith("-compose") or (inv.args[:1] == ["compose"])
+    if not compose:
+        return False
     for w in inv.words[1:]:
         for token in w.text.replace(";", " ").replace("|", " ").split():
             if token.rsplit("/", 1)[-1] in _CONTAINER_SENDERS or "/dev/tcp" in token:
