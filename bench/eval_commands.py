@@ -21,7 +21,8 @@ Sets (each folder's README in the corpora says where it comes from and its licen
   the whole corpus (shell trivia, prompts, sysadmin one-liners), reported next to it.
 
 Decisions use the built-in policy for an agent. "stopped" = ask or deny; the two are reported
-apart. Nothing runs: commands are only judged.
+apart. Nothing runs: commands are only judged. ``--json FILE`` writes the figures, every miss,
+every benign deny and (``stopped_benign``) every benign ask and deny with its reason codes.
 
 Reviewed figures: bench/reviewed_commands.toml holds a hand review of every remaining miss of the
 dangerous sets and every deny of the benign sets dcg-allow, tldr-dev and nl2bash-dev (keyed by
