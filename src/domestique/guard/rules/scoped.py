@@ -72,8 +72,7 @@ _LOCAL_PLACES = (Place.PROJECT, Place.TEMP)  # not the project root itself (rm -
 def rsync_stays_local(args: list[str], ctx: Context) -> bool:
     """rsync deletes only in the project or a temp folder: a local destination there, and with
     ``--remove-source-files`` local sources there too (no ``host:``, no variable)."""
-    operands = [a for i, a in enumerate(args)
-                if not a.startswith("-") and args[i - 1] not in _RSYNC_VALUE_OPTS]  # fmt: skip
+    operands = _rsync_operands(args)
     if len(operands) < 2:
         return False
     removes_sources = any(a.startswith(("--remove-source-files", "--remove-sent")) for a in args)
@@ -90,8 +89,7 @@ def rsync_stays_local(args: list[str], ctx: Context) -> bool:
 def rsync_deploy(args: list[str], ctx: Context) -> bool:
     """``rsync --delete dist/ deploy@web:/var/www/site/``: build output mirrored into a named
     folder on a host (not ``host:``, ``host:~``, ``host:/`` or a top folder such as ``/srv``)."""
-    operands = [a for i, a in enumerate(args)
-                if not a.startswith("-") and args[i - 1] not in _RSYNC_VALUE_OPTS]  # fmt: skip
+    operands = _rsync_operands(args)
     if len(operands) < 2 or any(a.startswith("--remove-s") for a in args):
         return False
     *sources, dest = operands
@@ -104,6 +102,15 @@ def rsync_deploy(args: list[str], ctx: Context) -> bool:
     return place in (Place.SYSTEM, Place.HOME, Place.PROJECT, Place.OUTSIDE) and all(
         build_output(s, ctx.cwd, ctx.env) for s in sources
     )
+
+
+def _rsync_operands(args: list[str]) -> list[str]:
+    """rsync's paths: the words that are neither options nor an option's value."""
+    return [
+        a
+        for i, a in enumerate(args)
+        if not a.startswith("-") and (i == 0 or args[i - 1] not in _RSYNC_VALUE_OPTS)
+    ]
 
 
 _RSYNC_VALUE_OPTS = frozenset(
