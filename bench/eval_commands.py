@@ -21,7 +21,8 @@ Sets (each folder's README in the corpora says where it comes from and its licen
   the whole corpus (shell trivia, prompts, sysadmin one-liners), reported next to it.
 
 Decisions use the built-in policy for an agent. "stopped" = ask or deny; the two are reported
-apart. Nothing runs: commands are only judged.
+apart. Nothing runs: commands are only judged. ``--json FILE`` writes the figures, every miss,
+every benign deny and (``stopped_benign``) every benign ask and deny with its reason codes.
 
 Reviewed figures: bench/reviewed_commands.toml holds a hand review of every remaining miss of the
 dangerous sets and every deny of the benign sets dcg-allow, tldr-dev and nl2bash-dev (keyed by
@@ -434,6 +435,7 @@ def main() -> int:
     relevant: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     blocks: dict[str, list[str]] = collections.defaultdict(list)
     denied_cmds: dict[str, list[str]] = collections.defaultdict(list)  # commands of ``blocks``
+    stops: dict[str, list[str]] = collections.defaultdict(list)  # benign asks and denies
     t0 = time.perf_counter()
     cwd = tempfile.mkdtemp(prefix="dq-eval-cwd-")  # no scripts there: nothing is read
     for label, command in items:
@@ -452,7 +454,9 @@ def main() -> int:
         if label in DANGEROUS or label in INFO:
             if action == "allow":
                 misses[label].append(command)
-        elif action == "deny":
+        elif action != "allow":
+            stops[label].append(f"{action}\t{','.join(sorted(set(j.verdict.codes)))}\t{command}")
+        if label in BENIGN and action == "deny":
             blocks[label].append(f"{','.join(sorted(set(j.verdict.codes)))}\t{command}")
             denied_cmds[label].append(command)
         if label in BENIGN and "engine.parse_error" in j.verdict.codes:
@@ -514,7 +518,12 @@ def main() -> int:
             for m in blocks[label][: args.show_misses]:
                 print("   ", repr(m)[:160])
     if args.json:
-        payload = {"sets": out, "misses": misses, "denied_benign": blocks}
+        payload = {
+            "sets": out,
+            "misses": misses,
+            "denied_benign": blocks,
+            "stopped_benign": stops,
+        }
         args.json.write_text(json.dumps(payload, indent=1))
     return 0
 

@@ -214,8 +214,19 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "rsync -a --delete src/ /backup/",
             "psql -c 'DROP TABLE users'",
             "vault kv destroy -versions=1 secret/app",
+            "docker compose down -v",
         ),
-        "quiet": ("aws s3 ls s3://bucket", "kubectl get pods", "curl -X GET https://x.example"),
+        "quiet": (
+            "aws s3 ls s3://bucket",
+            "kubectl get pods",
+            "curl -X GET https://x.example",
+            "docker image prune -f",
+            "docker rm -f api",
+            "kubectl wait --for delete pod/api",
+            "kubectl delete -f k8s/ --dry-run=client",
+            "rsync -a --delete build/ out/site/",
+            "gh pr merge 12 --squash --delete-branch",
+        ),
     },
     "cmd.destructive.shutdown": {
         "fires": ("shutdown -h now", "sudo reboot", "systemctl poweroff"),
@@ -455,7 +466,12 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "cmd.privilege.sudo": {
         "fires": ("sudo apt-get install jq", "doas make install", "sudo -u www-data ls /srv"),
-        "quiet": ("apt-get install --dry-run jq", "make install PREFIX=./out", "ls /srv"),
+        "quiet": (
+            "apt-get install --dry-run jq",
+            "make install PREFIX=./out",
+            "ls /srv",
+            "ssh deploy@web.example.com 'sudo systemctl restart app'",
+        ),
     },
     "cmd.file_transfer": {
         "fires": (

@@ -38,13 +38,25 @@ TEMP_ROOTS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/private/var/tmp/", "/dev/
 _GLOB = re.compile(r"[*?\[]")
 _SLASHES = re.compile(r"/{2,}")
 _HOME_VAR = re.compile(r"^(?:\$HOME|\$\{HOME(?::?[?-][^}]*)?\}|~)(?=/|$)")
-_TMP_VAR = re.compile(r"^(?:\$TMPDIR|\$\{TMPDIR\}|\$TMP|\$\{TMP\}|\$TEMP)(?=/|$)")
+# $TMPDIR, or ${TMPDIR:-/tmp}: the temp folder whether or not the variable is set
+_TMP_VAR = re.compile(
+    r"^(?:\$TMPDIR|\$TMP|\$TEMP|\$\{(?:TMPDIR|TMP|TEMP)(?::?-(?:/tmp|/var/tmp)/?)?\})(?=/|$)"
+)
 _PWD_VAR = re.compile(r"^(?:\$PWD|\$\{PWD\}|\$\(pwd\))(?=/|$)")
+
+
+# ${XDG_CACHE_HOME:-~/.cache}/pip: the user's cache folder, when a named folder in it follows
+_CACHE_VAR = re.compile(
+    r"^(?:\$XDG_CACHE_HOME|\$\{XDG_CACHE_HOME(?::?-(?:~|\$HOME|\$\{HOME\})/\.cache/?)?\})"
+    r"(?=/[\w-][\w.-]*(?:/|$))"
+)
 
 
 def normalize(text: str) -> str:
     """``$HOME/x//y/`` -> ``~/x/y``; leaves relative paths relative."""
     p = _HOME_VAR.sub("~", text.strip())
+    if "XDG_CACHE_HOME" in p:
+        p = _CACHE_VAR.sub("~/.cache", p)
     if "//" in p:
         p = _SLASHES.sub("/", p)
     if len(p) > 1 and p.endswith("/"):
@@ -93,6 +105,12 @@ def _classify(text: str, cwd: str | None, env: GuardEnv) -> Place:
         return Place.VARIABLE
     if raw in ("~", "~/*", "~/.*", "~/.", "~/.."):
         return Place.ROOT
+    if raw.startswith("~/") and ".." in raw.split("/"):
+        # ~/.cache/.. is the home folder itself; ~/a/../../x leaves it
+        p = posixpath.normpath("/~" + raw[1:])
+        if p == "/~" or not p.startswith("/~/"):
+            return Place.ROOT
+        raw = p[1:]
     if raw.startswith("~"):
         head = raw.split("/", 1)[0]
         if head != "~":  # ~user

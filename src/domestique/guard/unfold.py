@@ -480,7 +480,10 @@ class Unfolder(Runners):
         rest = words[i + 1 :]
         if rest and all(w.literal for w in rest):
             code = " ".join(w.text for w in rest)
-            self.nested(code, ctx._replace(upstream=()), _cover(rest), "ssh remote")
+            host = words[i].text.rsplit("@", 1)[-1].strip("[]").lower()
+            here = host in ("localhost", "127.0.0.1", "::1", "0.0.0.0") or host.startswith("127.")  # noqa: S104 - a name compared, nothing bound
+            label = "ssh localhost" if here else "ssh remote"
+            self.nested(code, ctx._replace(upstream=()), _cover(rest), label)
 
     def _find(self, inv: Invocation, ctx: Ctx) -> None:
         if _FIND_EXEC.isdisjoint(inv.args):

@@ -4,7 +4,8 @@
 - :mod:`.engine`: runs every rule whose derived gate passes (``judge_unfolded``).
 - :mod:`.table` + ``commands.toml``: rules that are data (program, argument conditions, code).
 - topic modules with the rules that need code: :mod:`.files`, :mod:`.git`, :mod:`.network`,
-  :mod:`.recon`, :mod:`.escapes`, :mod:`.evasion`, :mod:`.tamper`; shared helpers in
+  :mod:`.recon`, :mod:`.escapes`, :mod:`.evasion`, :mod:`.tamper`; narrow allowances (what stays
+  in the project, a cache or build output) in :mod:`.scoped`; shared helpers in
   :mod:`.common`, vocabularies in :mod:`.vocab`.
 
 Every rule carries the commands it must fire on and stay quiet on: table rows in

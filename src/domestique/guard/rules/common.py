@@ -110,7 +110,7 @@ URL_START = re.compile(r"(?i)^(?:https?|ftp)://")
 # Project folders and files that hold build output (nothing written by hand).
 OUTPUT_DIRS = frozenset(
     {"dist", "build", "target", "out", "release", "releases", "artifacts", "artefacts",
-     "_build", "_site", "wheelhouse", "output"}
+     "_build", "_site", "wheelhouse", "output", "public", "site"}
 )  # fmt: skip
 
 

@@ -26,7 +26,12 @@ def _rule_privileged(ctx: Context) -> Iterator[Hit]:
     """sudo and friends: the agent asks for root. Programs run straight from a temp folder."""
     said = False
     for inv in ctx.invs:
-        if not said and not PRIVILEGED_VIA.isdisjoint(inv.via):
+        # sudo on another host (ssh deploy@web 'sudo systemctl restart app') raises nothing here;
+        # what it runs there is still judged by every other rule.
+        remote = "ssh remote" in inv.via and inv.via.index("ssh remote") < min(
+            (inv.via.index(v) for v in PRIVILEGED_VIA if v in inv.via), default=-1
+        )
+        if not said and not remote and not PRIVILEGED_VIA.isdisjoint(inv.via):
             said = True
             yield Hit("cmd.privilege.sudo", f"{inv.name} runs with raised privileges", inv.span,
                       inv.render())  # fmt: skip

@@ -21,8 +21,20 @@ from domestique.guard.paths import (
     classify,
     normalize,
 )
-from domestique.guard.rules.common import SHELL_ARG, cd_before, cred_hint, opts
+from domestique.guard.rules.common import (
+    SHELL_ARG,
+    cd_before,
+    cred_hint,
+    opts,
+)
 from domestique.guard.rules.registry import Context, position, rule
+from domestique.guard.rules.scoped import (
+    container_data_verbs,
+    dry_run,
+    keeps_data,
+    rsync_deploy,
+    rsync_stays_local,
+)
 from domestique.guard.rules.vocab import DISK, DOWNLOADERS, READ_ONLY, TEMP_TOPS
 
 _SETGID_MODE = re.compile(r"^(?:[gugoa]*\+[rwxXt]*s[rwxXt]*|0?[2-3][0-7]{3})$")
@@ -37,11 +49,13 @@ _SETUID_MODE = re.compile(r"^(?:[ua]*\+[rwxXt]*s[rwxXt]*|0?[4-7][0-7]{3})$")
 # ------------------------------------------------------------------------ per-invocation rules
 
 
-# Download caches in home that package managers rebuild by themselves.
+# Download caches in home that package managers rebuild by themselves (no ``..`` step out).
 _HOME_CACHES = re.compile(
-    r"^~/(?:\.cache(?:/[^/]+)*|\.npm/_(?:cacache|npx|logs)|\.cargo/registry/(?:cache|src)|"
+    r"^(?!.*/\.\.(?:/|$))~/(?:\.cache(?:/[^/]+)*|\.npm/_(?:cacache|npx|logs)|\.cargo/registry/(?:cache|src)|"
     r"\.gradle/caches|\.m2/repository|Library/Caches/[^/]+|\.pnpm-store|\.yarn/cache|"
-    r"go/pkg/mod/cache|\.bun/install/cache|\.nuget/packages|\.composer/cache)/?$"
+    r"go/pkg/mod/cache|\.bun/install/cache|\.nuget/packages|\.composer/cache|"
+    r"Library/Developer/Xcode/DerivedData(?:/[^/]+)?|Library/Developer/CoreSimulator/Caches|"
+    r"\.android/build-cache|\.gradle/build-cache-\d+)/?$"
 )
 
 
@@ -394,8 +408,8 @@ _DATA_CLIS = frozenset(
         "rabbitmqctl", "rabbitmqadmin", "gitlab-runner", "heroku", "fly", "flyctl", "vercel",
         "netlify", "firebase", "supabase", "doctl", "hcloud", "openstack", "s3cmd", "mc", "consul",
         "etcdctl", "stripe", "redis-cli", "docker", "podman", "nomad", "kubeadm", "eksctl",
-        "minikube", "kind", "linode-cli", "ibmcloud", "oci", "tsh", "argocd", "flux",
-        "kafka-topics", "kafka-consumer-groups", "kafka-configs", "kafka-acls",
+        "docker-compose", "minikube", "kind", "linode-cli", "ibmcloud", "oci", "tsh", "argocd",
+        "flux", "kafka-topics", "kafka-consumer-groups", "kafka-configs", "kafka-acls",
         "kafka-delete-records", "java",
         "aws-vault", "sops", "gopass", "pass", "bw", "lpass", "kubectx", "k9s", "virsh", "vagrant",
         "multipass", "lxc", "incus", "zfs", "btrfs", "lvremove", "vgremove", "pvremove",
@@ -449,18 +463,14 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         verbs += [a for a in args if a.startswith("--") and _DATA_VERBS.match(a)]
         if n.startswith("kafka-") and "delete" in n:
             verbs.append(n)
-        if n in ("docker", "podman"):
-            pos = [a for a in args if not a.startswith("-")][:2]
-            forced = bool({"-f", "--force", "-a", "--all", "-v", "--volumes"} & set(args))
-            destroys = (pos[:1] in (["rm"], ["rmi"]) and forced) or (
-                len(pos) == 2 and pos[0] in ("system", "volume", "image", "container", "network",
-                                             "builder") and pos[1] in ("prune", "rm")
-            )  # fmt: skip
-            verbs = pos[:1] if destroys else []
+        if n in ("docker", "podman", "docker-compose"):
+            verbs = container_data_verbs(args, compose=n == "docker-compose")
         if n == "rclone" and {"sync", "move"} & set(args[:1]):
             verbs = args[:1]
         if n == "kubectl" and args[:1] == ["delete"]:
             verbs = ["delete"]
+        if dry_run(args) or keeps_data(n, positional, args):
+            verbs = []
         if verbs:
             yield Hit("cmd.destructive.data", f"{n} {verbs[0]} deletes data outside the project",
                       inv.span, judged)  # fmt: skip
@@ -475,7 +485,13 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         ):  # fmt: skip
             yield Hit("cmd.destructive.data", f"{n} sends an HTTP DELETE", inv.span, judged)
             return
-    if n == "rsync" and any(a.startswith(("--delete", "--remove-source-files")) for a in args):
+    if (
+        n == "rsync"
+        and any(a.startswith(("--delete", "--remove-source-files", "--remove-sent")) for a in args)
+        and not dry_run(args, rsync=True)
+        and not rsync_stays_local(args, ctx)
+        and not rsync_deploy(args, ctx)
+    ):
         yield Hit(
             "cmd.destructive.data", "rsync deletes files at the destination", inv.span, judged
         )
@@ -698,11 +714,15 @@ def _inert_project_write(inv: Invocation, ctx: Context, me: int) -> bool:
 
 
 # Files that hold text for people or for tests, which no tool runs by itself (package.json,
-# Gemfile, Makefile, makepkg.conf and other manifests do not match).
+# Gemfile, Makefile, makepkg.conf and other manifests do not match). A test file's strings are
+# the cases it checks: the test runner runs the test's code, not the text it quotes.
 _DATA_FILE = re.compile(
     r"(?i)\.(?:md|markdown|txt|rst|adoc|org|html?|csv|tsv|log|tex|ya?ml)$|"
-    r"(?:^|/)(?:tests?|docs?|spec|__tests__|examples?|fixtures|testdata)/[^/]+\.[a-z]+$|"
-    r"(?:block|deny|allow)[-_]?list[^/]*$"
+    r"(?:^|/)(?:tests?|docs?|spec|__tests__|examples?|fixtures|testdata)/(?:[^/.][^/]*/)*"
+    r"[^/]+\.[a-z]+$|"
+    r"(?:block|deny|allow)[-_]?list[^/]*$|"
+    r"(?:^|/)(?:test_[^/]+\.py|[^/]+_test\.(?:py|go|rb|exs?)|[^/]+\.(?:test|spec)\.[cm]?[jt]sx?|"
+    r"[^/]+_spec\.rb|[^/]+Tests?\.(?:java|kt|swift|cs|php))$"
 )
 
 

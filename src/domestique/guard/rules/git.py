@@ -6,8 +6,12 @@ import re
 from collections.abc import Iterator
 
 from domestique.guard.model import Hit, Invocation, Word
-from domestique.guard.rules.common import build_output, git_split, opts
+from domestique.guard.rules.common import git_split, opts
 from domestique.guard.rules.registry import Context, rule
+from domestique.guard.rules.scoped import (
+    only_lock_files,
+    regenerated,
+)
 from domestique.guard.rules.vocab import PROTECTED_BRANCHES
 
 _GIT_EXEC_KEYS = re.compile(
@@ -77,9 +81,7 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     elif sub == "clean":
         flags, paths = opts(rest[1:])
         # -X removes only ignored files (build output); a pathspec of build folders is the same
-        only_output = "X" in flags or (
-            bool(paths) and all(build_output(p.text, ctx.cwd, ctx.env) for p in paths)
-        )
+        only_output = "X" in flags or (bool(paths) and all(regenerated(p.text, ctx) for p in paths))
         if (
             ("f" in flags or "--force" in flags)
             and not ({"n", "--dry-run"} & flags)
@@ -96,12 +98,15 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     ):
         yield Hit("cmd.destructive.git_discard", "git branch -D deletes unmerged work",
                   inv.span, judged)  # fmt: skip
-    elif sub in ("checkout", "restore") and (
+    elif sub in ("checkout", "restore") and not only_lock_files(sub, args) and (
         ("--" in args and sub == "checkout" and args[args.index("--") + 1 :])
         or (sub == "checkout" and args in (["."], ["--", "."], ["-f"], ["--force"]))
-        or (sub == "restore" and "--staged" not in args and "-S" not in args and args)
+        or (sub == "restore" and args and (
+            ("--staged" not in args and "-S" not in args)
+            or "--worktree" in args or "-W" in args
+        ))
         or (sub == "checkout" and ("-f" in args or "--force" in args))
-    ):
+    ):  # fmt: skip
         yield Hit("cmd.destructive.git_discard", f"git {sub} discards uncommitted changes",
                   inv.span, judged)  # fmt: skip
     elif sub in ("reflog",) and "expire" in args and any("now" in a or "all" in a for a in args):

@@ -35,7 +35,20 @@ from domestique.guard.rules.common import (
     span_of,
 )
 from domestique.guard.rules.registry import Context, line_rule, position, rule
-from domestique.guard.rules.vocab import DECODERS, DOWNLOADERS, FETCHERS, LOOK_ONLY, RAW_NETWORK
+from domestique.guard.rules.scoped import (
+    CONTAINER_TOOLS,
+    container_env_file,
+    plain_container_run,
+    transfer_operands,
+)
+from domestique.guard.rules.vocab import (
+    DECODERS,
+    DOWNLOADERS,
+    FETCHERS,
+    LOOK_ONLY,
+    RAW_NETWORK,
+)
+from domestique.sensitive_paths import is_env_file
 
 
 def _saved_paths(inv: Invocation) -> list[str]:
@@ -165,8 +178,7 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     n = inv.name
     words = inv.words
     if n in ("scp", "rsync"):
-        _, rest = opts(words[1:])
-        paths = [w.text for w in rest]
+        paths = transfer_operands(n, words)
         local = [p for p in paths[:-1] if not REMOTE_PATH.match(p)]
         if (
             len(paths) >= 2
@@ -446,8 +458,26 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
         ):  # fmt: skip
             skip_next = True
             continue
+        if (
+            inv.name in CONTAINER_TOOLS
+            and w.text.startswith("--env-file")
+            and plain_container_run(inv)
+        ):
+            # the container engine loads it into the container: nothing is shown or sent
+            skip_next = w.text == "--env-file"
+            continue
         if inv.name == "git" and i == 0:
             continue
+        if (
+            w is words[-1]
+            and inv.name in ("cp", "install")
+            and is_env_file(w.text)
+            and not any(
+                a.startswith("--target") or (a[:1] == "-" and a[1:2] != "-" and "t" in a)
+                for a in inv.args
+            )
+        ):
+            continue  # the copy's destination is written, not read (cp .env.example .env)
         candidates.append(w)
     for w in candidates:
         if not cred_hint(w.text):
@@ -546,6 +576,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
                     if f.words[i - 1].text not in _KEY_OPTIONS
                     and w.text not in _KEY_OPTIONS
                     and not w.text.startswith("ssh ")  # rsync -e "ssh -i key": auth, not data
+                    and not container_env_file(f, i)
                 ]
                 for w in [*words, *(r.target for r in f.redirects if r.reads)]:
                     for piece in _SENSITIVE_PIECES.split(w.text):
