@@ -29,7 +29,7 @@ _BACKTICK = re.compile(r"`([^`\n]+)`|%x\{([^}\n]+)\}|\bqx\{([^}\n]+)\}|\bqx\(([^
 _AWK_PIPE = re.compile(r"(" + _STR + r")\s*\|\s*getline|\|\s*&?\s*(" + _STR + r")")
 _DELETE_TREE = re.compile(
     r"(?:\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"
-    r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove)|\.rmSync|\.rmdirSync)"
+    r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove(?:Sync)?)|\.rmSync|\.rmdirSync)"
     r"\s*\(?\s*(" + _STR + r")"
 )
 _DELETE_FILE = re.compile(
@@ -41,13 +41,20 @@ _DOWNLOAD = re.compile(
     r"LWP::|HTTP::Tiny|getstore|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|axios|"
     r"file_get_contents\s*\(\s*['\"]https?:|curl_exec|wget|http\.request|socket\.http|"
     r"require\(\s*['\"](?:node:)?https?['\"]\s*\)|Net::HTTP|LWP::UserAgent|Faraday|HTTParty|"
-    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)"
+    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)|"
+    # a string that is itself a download command (awk's `"curl -s URL" | getline`)
+    r"['\"]\s*(?:curl|wget)\s[^'\"\n]*(?:https?|ftp)://"
 )
+_TCL_EXEC = re.compile(r"(?:^|[;\[\n{])\s*exec\s+(?:--\s+)?([^\]\n;}]+)")
+_TCL_ENV = re.compile(r"\$(?:::)?env\((\w+)\)")
 _URL = re.compile(r"\bhttps?://|\bftp://")
 _EXEC_DATA = re.compile(
     r"\(\s*eval\s*\)|\bnew\s+Function\b|\bvm\.runIn\w*|"
     r"(?<![.\w])(?:exec|eval|compile|instance_eval|class_eval|Function|runpy|"
-    r"__import__\(['\"]os['\"]\)|load)\s*\(|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
+    r"__import__\(['\"]os['\"]\)|load)\s*\(|"
+    # deserialisers that run code (pickle, marshal, dill, unsafe YAML)
+    r"\b(?:c?[Pp]ickle|marshal|dill|cloudpickle|joblib|shelve)\.loads?\s*\(|\byaml\.unsafe_load|"
+    r"\byaml\.load\s*\((?![^)]*SafeLoader)|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
     r"\bsystem\s*\(\s*[a-zA-Z_]\w*\s*[,)]|\bos\.system\s*\(\s*[a-zA-Z_]\w*\s*\)|"
     r"\bpopen\s*\(\s*[a-zA-Z_$]\w*\s*[,)]|\bchmod\b|\bexecSync\s*\(\s*[a-zA-Z_$]\w*|"
     # A process-running call whose command is computed (not a string or list of strings).
@@ -95,7 +102,8 @@ _WRITE_FILE = re.compile(
 _PERL_OPEN_WRITE = re.compile(
     r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"](>>?)\s*['\"]\s*,\s*(" + _STR + r")|"
     r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"](>>?)\s*([^'\"\s]+)['\"]|"
-    r"\bFile\.open\s*\(\s*(" + _STR + r")\s*,\s*['\"]([wa])"
+    r"\bFile\.open\s*\(\s*(" + _STR + r")\s*,\s*['\"]([wa])|"
+    r"\b(?:os\.truncate|truncate|File\.truncate|ftruncate|fs\.truncateSync)\s*\(\s*(" + _STR + r")"
 )
 # Expressions that evaluate to the home folder, rewritten to the literal "~" before the patterns
 # run, so `rmSync(os.homedir())` or `rm_rf(Dir.home)` is a delete of "~".
@@ -107,10 +115,18 @@ _HOME_EXPR = re.compile(
     r"\bFile\.expand_path\(\s*['\"]~['\"]\s*\)|\bgetenv\(\s*['\"]HOME['\"]\s*\)|"
     r"\$_SERVER\[\s*['\"]HOME['\"]\s*\]|\$_ENV\[\s*['\"]HOME['\"]\s*\]|"
     r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
-    r"\bos\.UserHomeDir\(\)"
+    r"\bos\.UserHomeDir\(\)|\bBun\.env\.HOME\b|\bBun\.env\[\s*['\"]HOME['\"]\s*\]"
 )
+# Home read inside a double-quoted string (perl "$ENV{HOME}", ruby "#{Dir.home}"): the text "~".
+_HOME_INTERPOLATED = re.compile(
+    r"\$ENV\{\s*['\"]?HOME['\"]?\s*\}|\$_SERVER\[\s*['\"]?HOME['\"]?\s*\]|"
+    r"#\{\s*(?:ENV\[\s*['\"]HOME['\"]\s*\]|Dir\.home|ENV\.fetch\(\s*['\"]HOME['\"]\s*\))\s*\}"
+)
+_DQ_STR = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _CONST = re.compile(r"(?:\b(?:const|let|var|my|local)\s+)(\$?\w+)\s*=\s*\"([^\"\\\n]*)\"\s*;")
-_CONCAT = re.compile(r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*[+.]\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3")
+_CONCAT = re.compile(
+    r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*(?:\+|\.\.?)\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3"
+)  # "a" + "b" (js, python), "a" . "b" (perl, php), "a" .. "b" (lua)
 # The whole environment used as data (not one variable, not `env: process.env` for a child).
 _ENV_WHOLE = re.compile(
     r"(?<!env:)(?<!env: )(?<!\.\.\.)\bprocess\.env\b(?!\s*[.\[])|%ENV\b|"
@@ -127,6 +143,8 @@ _ENV_NAMED = re.compile(
 
 def normalize_code(code: str) -> str:
     """Home-folder expressions as the string ``"~"``, and ``"a" + "b"`` folded (a few rounds)."""
+    if _HOME_INTERPOLATED.search(code) is not None:
+        code = _DQ_STR.sub(lambda m: _HOME_INTERPOLATED.sub("~", m.group(0)), code)
     if _HOME_EXPR.search(code) is None:
         return code
     out = _HOME_EXPR.sub('"~"', code)
@@ -199,6 +217,9 @@ def analyze(code: str, lang: str) -> CodeFacts:
     for m in _BACKTICK.finditer(code):
         if lang in ("perl", "ruby", "php", "julia"):
             facts.shell.append(next(g for g in m.groups() if g is not None))
+    if lang == "tcl":  # exec rm -rf $env(HOME): Tcl's exec runs the words that follow
+        for m in _TCL_EXEC.finditer(code):
+            facts.shell.append(_TCL_ENV.sub(r"$\1", m.group(1)).strip())
     if lang == "awk":
         for m in _AWK_PIPE.finditer(code):
             token = m.group(1) or m.group(2)
@@ -222,6 +243,8 @@ def analyze(code: str, lang: str) -> CodeFacts:
             facts.writes.append((m.group(4), m.group(3) == ">>"))
         elif m.group(5):
             facts.writes.append((_literal(m.group(5)), m.group(6) == "a"))
+        elif m.group(7):
+            facts.writes.append((_literal(m.group(7)), False))
     facts.sends_env = bool(_ENV_WHOLE.search(code))
     facts.env_names = [next(g for g in m.groups() if g) for m in _ENV_NAMED.finditer(code)]
     return facts

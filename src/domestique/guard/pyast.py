@@ -114,6 +114,7 @@ class _Reader(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> dotted module or object name
         self.values: dict[str, str] = {}  # local name -> known string value
         self.lists: dict[str, list[str]] = {}  # local name -> known list of strings
+        self.walked: dict[str, str] = {}  # os.walk's loop names -> the folder walked
 
     # ------------------------------------------------------------------ names and values
     def visit_Import(self, node: ast.Import) -> None:
@@ -219,9 +220,13 @@ class _Reader(ast.NodeVisitor):
             return posixpath.join(*[p for p in parts if p is not None])
         if name in _PASS_THROUGH and len(args) == 1:
             return self.value(args[0])
+        if name in _DECODERS and len(args) == 1:
+            return _decoded(name, self.value(args[0]))  # the command a decoded literal spells
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = node.func.value
+            if method == "decode" and isinstance(receiver, ast.Call):
+                return self.value(receiver)  # b64decode(...).decode()
             if method in ("expanduser", "resolve", "absolute", "strip", "rstrip") and not args:
                 return self.value(receiver)
             if method in ("joinpath",):
@@ -246,10 +251,26 @@ class _Reader(ast.NodeVisitor):
 
     # ------------------------------------------------------------------ statements
     def _loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
-        """``for f in os.listdir(home)``: ``f`` stands for every entry (``*``)."""
+        """``for f in os.listdir(home)``: ``f`` stands for every entry (``*``). ``for r, _, fs
+        in os.walk(home)`` (then ``for f in fs``): ``r`` is home and ``f`` every entry, and a
+        delete of ``join(r, f)`` is a delete of the whole tree (``self.walked``)."""
+        if isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call):
+            root = self.value(iterable.args[0]) if iterable.args else None
+            names = [e.id if isinstance(e, ast.Name) else "" for e in target.elts]
+            if self.dotted(iterable.func) in ("os.walk", "walk") and root and len(names) == 3:
+                self.values[names[0]] = root
+                self.walked[names[1]] = self.walked[names[2]] = root
+                self.walked[names[0]] = root
+            return
+        if isinstance(iterable, ast.Name) and iterable.id in self.walked:
+            if isinstance(target, ast.Name):
+                self.values[target.id] = "*"
+            return
         if not isinstance(target, ast.Name):
             return
         item: str | None = None
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and len(iterable.elts) == 1:
+            item = self.value(iterable.elts[0])  # for d in (home,): d is home
         if isinstance(iterable, ast.Call):
             name = self.dotted(iterable.func)
             arg = iterable.args[0] if iterable.args else None
@@ -331,6 +352,12 @@ class _Reader(ast.NodeVisitor):
             self._path(args[0], facts.delete_trees)
         elif name in _DELETE_FILE and args:
             self._path(args[0], facts.delete_files)
+            root = next((self.walked[n.id] for n in ast.walk(args[0])
+                         if isinstance(n, ast.Name) and n.id in self.walked), None)  # fmt: skip
+            if root is not None and root.startswith(("~", "/", "$")):
+                # every file under a walked folder outside the project (a walk of the project
+                # deleting its build files stays unknown, as before)
+                facts.delete_trees.append(root)
         elif name in _SHELL_STRING and args:
             cmd = self.value(args[0])
             if cmd is not None:
@@ -346,6 +373,10 @@ class _Reader(ast.NodeVisitor):
             known = [p for p in parts if p is not None]
             if known and len(known) == len(parts):
                 facts.commands.append(" ".join(quote_word(a) for a in known))
+        elif name in ("os.truncate", "truncate") and args:
+            path = self.value(args[0])
+            if path is not None:
+                facts.writes.append((path, False))  # emptied: judged like `: > path`
         elif name in ("open", "io.open", "os.open", "codecs.open") and args:
             self._open(node)
         elif name in _MOVES and len(args) >= 2:
@@ -428,6 +459,33 @@ class _Reader(ast.NodeVisitor):
             dst = self.value(node.args[0])
             if dst is not None:
                 facts.writes.append((dst, False))
+
+
+_DECODERS = frozenset(
+    {"base64.b64decode", "b64decode", "base64.standard_b64decode", "base64.urlsafe_b64decode",
+     "base64.decodebytes", "bytes.fromhex", "binascii.unhexlify", "codecs.decode"}
+)  # fmt: skip
+
+
+def _decoded(name: str, text: str | None) -> str | None:
+    """``text`` decoded as ``name`` does (None when it does not decode to UTF-8 text)."""
+    if text is None or len(text) > 65536:
+        return None
+    import base64
+    import binascii
+
+    try:
+        if name.endswith(("fromhex", "unhexlify")):
+            raw = bytes.fromhex(text)
+        elif name == "codecs.decode":
+            return None  # the codec is the second argument
+        elif name.endswith("urlsafe_b64decode"):
+            raw = base64.urlsafe_b64decode(text)
+        else:
+            raw = base64.b64decode(text)
+        return raw.decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def _env_value(key: str) -> str:

@@ -173,10 +173,16 @@ class Runners(Walker):
             args = [Word("-e", True, args[0].span), *args[1:]]
         codes: list[Word] = []
         script: Word | None = None
+        modules: list[str] = []  # perl -MLWP::Simple, ruby -rnet/http: part of what the code does
         i = 0
         while i < len(args):
             w = args[i]
             t = w.text
+            if (lang, t[:2]) in (("perl", "-M"), ("perl", "-m"), ("ruby", "-r")):
+                if len(t) > 2 or i + 1 < len(args):
+                    modules.append(t[2:] if len(t) > 2 else args[i + 1].text)
+                i += 1 if len(t) > 2 else 2
+                continue
             if t in flags and i + 1 < len(args):
                 codes.append(args[i + 1])
                 i += 2
@@ -205,9 +211,13 @@ class Runners(Walker):
         if not codes and any(w.text in SYNTAX_CHECK_FLAGS.get(lang, ()) for w in args[:i]):
             return  # `xargs php -l`, `ruby -c < f`: a syntax check runs nothing
         if codes:
+            prelude = "".join(
+                f"use {m.split('=', 1)[0]};\n" if lang == "perl" else f"require '{m}'\n"
+                for m in modules
+            )
             for code in codes:
                 if code.literal:
-                    self._analyze(code.text, lang, inv, ctx, span=code.span)
+                    self._analyze(prelude + code.text, lang, inv, ctx, span=code.span)
                 elif code.subs:
                     inv.exec_data = (*inv.exec_data, *code.subs)
                 else:
@@ -227,6 +237,12 @@ class Runners(Walker):
         while i < len(args):
             w = args[i]
             low = w.text.lower()
+            if (
+                (low in _PWSH_COMMAND or low in ("-file", "-f"))
+                and i + 1 < len(args)
+                and args[i + 1].text in ("-", "/dev/stdin")
+            ):
+                break  # -Command - / -File /dev/stdin: the code comes on stdin
             if low in _PWSH_COMMAND and i + 1 < len(args):
                 rest = args[i + 1 :]
                 if any(r.subs for r in rest):
@@ -247,6 +263,8 @@ class Runners(Walker):
             self.hits.append(Hit("cmd.interactive_shell", f"{inv.name} starts a shell", inv.span))
 
     def _powershell_code(self, code: str, inv: Invocation, ctx: Ctx, span: Span) -> None:
+        for argv in pwsh.shell_equivalents(code):
+            self.nested(" ".join(quote_text(a) for a in argv), ctx, span, f"{inv.name} code")
         for found, message, target in pwsh.judge_powershell(code):
             if target is not None:
                 self._synthetic(["rm", "-rf", target], span, ctx, f"{inv.name} code")

@@ -21,6 +21,7 @@ from domestique.guard.paths import (
 from domestique.guard.rules.common import (
     DROP_HOSTS,
     OUTSIDE_PLACES,
+    PATH_DIRS,
     REMOTE_PATH,
     URL_START,
     build_output,
@@ -53,6 +54,11 @@ def _saved_paths(inv: Invocation) -> list[str]:
             out.append(t.split("=", 1)[1])
         elif t.startswith("-o") and len(t) > 2 and inv.name == "curl":
             out.append(t[2:])
+        elif inv.name in ("wget", "wget2") and t.startswith("-") and not t.startswith("--"):
+            if t.endswith("O") and nxt and nxt != "-":
+                out.append(nxt)  # -qO FILE, -nvO FILE
+            elif "O" in t[1:-1] and not t.endswith(("O-", "O")):
+                out.append(t[t.index("O", 1) + 1 :])  # -O/tmp/x, -qO/tmp/x
         elif (
             inv.name == "curl"
             and t.startswith("-")
@@ -75,7 +81,12 @@ def _saved_paths(inv: Invocation) -> list[str]:
             ]
             out += [posixpath.join(folder[-1], p) for p in names]
     named = ("-O", "-qO-", "-O-", "-o") if inv.name in ("aria2c", "axel") else ("-O", "-qO-", "-O-")
-    if (default_named and not any(a in named for a in inv.args)) or (curl_remote_name):
+    wget_named = inv.name in ("wget", "wget2") and any(
+        a.startswith("-") and not a.startswith("--") and "O" in a for a in inv.args
+    )
+    if (default_named and not wget_named and not any(a in named for a in inv.args)) or (
+        curl_remote_name
+    ):
         out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
     return [_key(p) for p in out if p]
 
@@ -85,6 +96,30 @@ def _key(path: str) -> str:
     while p.startswith("./"):
         p = p[2:]
     return posixpath.basename(p) if "/" not in p.lstrip("/") else p
+
+
+def _path_dir_program(path: str, ctx: Context) -> str | None:
+    """The bare name a file saved in a PATH folder (``~/.local/bin/x``) is run by."""
+    m = PATH_DIRS.match(canonical_for_match(path, ctx.cwd, ctx.env))
+    return m.group(1) if m else None
+
+
+def _stdin_files(inv: Invocation, ctx: Context) -> list[Word]:
+    """Files a shell or interpreter reads its code from on stdin: ``sh < x``, ``cat x | sh``."""
+    if inv.name not in SHELLS and inv.name not in INTERPRETERS:
+        return []
+    words = inv.words[1:]
+    if any(w.text in ("-c", "-e", "-E", "-r") for w in words):
+        return []
+    _, rest = opts(words)
+    if rest and rest[0].text not in ("-", "/dev/stdin"):
+        return []
+    out = [r.target for r in inv.redirects if r.op == "<" and r.fd in ("", "0")]
+    for i in inv.upstream:
+        f = ctx.invs[i]
+        if f.name == "cat":
+            out += [w for w in f.words[1:] if not w.text.startswith("-")]
+    return [w for w in out if w.literal]
 
 
 def _executed_paths(inv: Invocation) -> list[Word]:
@@ -97,10 +132,14 @@ def _executed_paths(inv: Invocation) -> list[Word]:
         return [words[0]]
     if n in ("source", ".") and len(words) > 1:
         return [words[1]]
+    if n in ("make", "gmake", "bmake"):  # make -f FILE runs FILE's recipes
+        return [words[i + 1] for i, w in enumerate(words[:-1]) if w.text in ("-f", "--file")]
     if n in SHELLS or n in INTERPRETERS:
         _, rest = opts(words[1:])
-        if any(w.text in ("-c", "-e", "-E", "-r") for w in words[1:]):
-            return []
+        if any(w.text in ("-c", "-e", "-E", "-r") for w in words[1:]) or (
+            n in INTERPRETERS and any(w.text == "-m" for w in words[1:])
+        ):
+            return []  # inline code, or a module (python -m pytest): no file of the line
         return rest[:1]
     return []
 
@@ -320,7 +359,7 @@ def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
         urls = [a for a in args if URL_START.match(a)]
         return named or [posixpath.basename(u.split("?", 1)[0]) for u in urls], []
     if n in ("scp", "rsync") and len(paths) >= 2 and not REMOTE_PATH.match(paths[-1]):
-        sources = [p for p in paths[:-1] if REMOTE_PATH.match(p)]
+        sources = [p for p in paths[:-1] if REMOTE_PATH.match(p) or p.startswith("rsync://")]
         if not sources:
             return [], []
         dest = paths[-1]
@@ -328,6 +367,19 @@ def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
             base = "" if dest in (".", "./") else dest
             return [base + posixpath.basename(p.split(":", 1)[1]) for p in sources], []
         return [dest], []
+    if n == "docker" and args[:1] == ["cp"] and len(paths) >= 3:
+        # docker cp CONTAINER:/path DEST: a file taken out of a container (an image's content)
+        src, dest = paths[1], paths[2]
+        if ":" in src and ":" not in dest:
+            if dest.endswith("/") or dest in (".", "./"):
+                base = "" if dest in (".", "./") else dest
+                return [base + posixpath.basename(src.split(":", 1)[1])], [base.rstrip("/")]
+            return [dest], [dest]
+        return [], []
+    if n in ("pip", "pip3") and args[:1] == ["download"]:
+        where = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-d", "--dest")]
+        where += [a.split("=", 1)[1] for a in args if a.startswith("--dest=")]
+        return [], [where[-1].rstrip("/")] if where else []
     if (n in ("git", "hg") and args[:1] == ["clone"]) or (n == "svn" and args[:1] in (
         ["checkout"], ["co"],
     )) or (n == "gh" and args[:2] == ["repo", "clone"]):  # fmt: skip
@@ -360,7 +412,8 @@ _CLONE_VALUE_OPTIONS = frozenset(
 
 _SAVED_EXEC_NAMES = (
     DOWNLOADERS | (DECODERS - {"echo", "printf"}) | FETCHERS | frozenset(INTERPRETERS)
-)
+    | frozenset({"pip", "pip3", "docker", "make", "gmake", "bmake"})
+)  # fmt: skip
 
 
 @line_rule(programs=_SAVED_EXEC_NAMES)
@@ -373,7 +426,11 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
         if inv.name == "cd" and inv.args:
             target = inv.args[0].rstrip("/")
             inside = target if target in folders else None
-        for w in _executed_paths(inv):
+        if inv.name == "tee" and any(downloads(ctx.invs[i]) for i in inv.upstream):
+            for w in inv.words[1:]:  # curl URL | tee x.sh: x.sh holds the download
+                if not w.text.startswith("-"):
+                    saved[_key(w.text)] = ("download", ctx.invs[inv.upstream[0]])
+        for w in [*_executed_paths(inv), *_stdin_files(inv, ctx)]:
             key = _key(w.text)
             folder = next((f for f in folders if key.startswith(f + "/")), None)
             if inside and not w.text.startswith(("/", "~", "$")):
@@ -407,16 +464,23 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
         if downloads(inv):
             for p in _saved_paths(inv):
                 saved[p] = ("download", inv)
-                tool = shadowed_tool(p, ctx.cwd, ctx.env)
+                common = shadowed_tool(p, ctx.cwd, ctx.env)
+                tool = common or _path_dir_program(p, ctx)
                 if tool:
                     shadows[tool] = inv
+                if common:  # wget URL -O ~/bin/ls: the next `ls` typed runs the download
+                    yield Hit("cmd.pipe_to_shell", f"a download replaces {common} in a PATH"
+                              " folder", inv.span, inv.render())  # fmt: skip
         elif decodes(inv) and inv.name not in ("echo", "printf"):
             for p in _saved_paths(inv):
                 saved[p] = ("decode", inv)
-        elif inv.name in FETCHERS:
+        elif inv.name in FETCHERS or inv.name in ("pip", "pip3", "docker"):
             files, dirs = _fetched(inv)
             for p in files:
                 saved[_key(p)] = ("download", inv)
+                tool = _path_dir_program(p, ctx)
+                if tool:  # scp host:tool ~/.local/bin/tool && tool
+                    shadows[tool] = inv
             for d in dirs:
                 folders[_key(d)] = inv
 
