@@ -30,7 +30,7 @@ _AWK_PIPE = re.compile(r"(" + _STR + r")\s*\|\s*getline|\|\s*&?\s*(" + _STR + r"
 _DELETE_TREE = re.compile(
     r"(?:\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"
     r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove(?:Sync)?)|\.rmSync|\.rmdirSync)"
-    r"\s*\(?\s*(" + _STR + r")"
+    r"\s*\(?\s*(?:glob\s*\(\s*)?(" + _STR + r")"
 )
 _DELETE_FILE = re.compile(
     r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink|FileUtils\.rm|File\.delete|"
@@ -44,6 +44,18 @@ _DOWNLOAD = re.compile(
     r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)|"
     # a string that is itself a download command (awk's `"curl -s URL" | getline`)
     r"['\"]\s*(?:curl|wget)\s[^'\"\n]*(?:https?|ftp)://"
+)
+# Code that runs another file: exec(open(F).read()), runpy.run_path(F), require("./F"), perl
+# `do F`, ruby `load F`, php `include F`, lua `dofile(F)`: the file is run as the language's code.
+_RUNS_FILE = re.compile(
+    r"\b(?:exec|eval)\s*\(\s*open\s*\(\s*(" + _STR + r")|\brunpy\.run_path\s*\(\s*(" + _STR + r")|"
+    r"\beval\s*\(\s*(?:require\(\s*['\"](?:node:)?fs['\"]\s*\)|fs)\.readFileSync\s*\(\s*("
+    + _STR
+    + r")|\b(?:require|import)\s*\(\s*((?:'|\")(?:/|\./|\.\./|~/)[^'\"\n]*(?:'|\"))|"
+    r"\bdo\s*\(?\s*((?:'|\")(?:/|\./|~/)[^'\"\n]*(?:'|\"))|\b(?:load|require_relative)\s*\(?\s*("
+    + _STR
+    + r")|\b(?:include|require)(?:_once)?\s*\(?\s*((?:'|\")/[^'\"\n]*(?:'|\"))|"
+    r"\b(?:dofile|loadfile)\s*\(\s*(" + _STR + r")"
 )
 _TCL_EXEC = re.compile(r"(?:^|[;\[\n{])\s*exec\s+(?:--\s+)?([^\]\n;}]+)")
 _TCL_ENV = re.compile(r"\$(?:::)?env\((\w+)\)")
@@ -179,6 +191,7 @@ class CodeFacts:
     writes: list[tuple[str, bool]] = field(default_factory=list)  # (path, appends)
     sends_env: bool = False  # the whole environment used as data
     env_names: list[str] = field(default_factory=list)  # environment variables read by name
+    runs_files: list[str] = field(default_factory=list)  # files it runs as code
 
 
 def _literal(token: str) -> str:
@@ -245,6 +258,8 @@ def analyze(code: str, lang: str) -> CodeFacts:
             facts.writes.append((_literal(m.group(5)), m.group(6) == "a"))
         elif m.group(7):
             facts.writes.append((_literal(m.group(7)), False))
+    for m in _RUNS_FILE.finditer(code):
+        facts.runs_files.append(_literal(next(g for g in m.groups() if g is not None)))
     facts.sends_env = bool(_ENV_WHOLE.search(code))
     facts.env_names = [next(g for g in m.groups() if g) for m in _ENV_NAMED.finditer(code)]
     return facts

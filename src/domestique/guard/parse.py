@@ -418,10 +418,19 @@ class Walker:
         """``for d in ~; do rm -rf "$d"; done``: a loop over one literal word binds the name."""
         var = node.child_by_field_name("variable")
         values = node.children_by_field_name("value")
-        if var is not None and len(values) == 1 and values[0].type in ("word", "raw_string"):
-            words = self._word(values[0], ctx)
-            if len(words) == 1 and words[0].literal:
-                self.vars[self._t.source(var)] = words[0].text
+        body = node.child_by_field_name("body")
+        if (
+            var is not None
+            and 1 <= len(values) <= 4
+            and body is not None
+            and all(v.type in ("word", "raw_string") for v in values)
+        ):
+            words = [w for v in values for w in self._word(v, ctx)]
+            if 1 <= len(words) <= 4 and all(w.literal for w in words):
+                for w in words:  # `for d in /tmp/x ~`: the body once per word (at most four)
+                    self.vars[self._t.source(var)] = w.text
+                    self._statement(body, ctx)
+                return
         self._statements(node, ctx)
 
     def _positional(self, args: list[Word]) -> dict[str, str | None]:

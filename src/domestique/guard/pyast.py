@@ -85,6 +85,7 @@ class PyFacts:
     sends_env: bool = False  # the whole environment becomes data
     secret_vars: list[str] = field(default_factory=list)  # environment variables it reads
     urls: list[str] = field(default_factory=list)
+    runs_files: list[str] = field(default_factory=list)  # exec(open(F).read()), runpy.run_path
 
 
 def analyze_python(code: str) -> PyFacts | None:
@@ -115,6 +116,7 @@ class _Reader(ast.NodeVisitor):
         self.values: dict[str, str] = {}  # local name -> known string value
         self.lists: dict[str, list[str]] = {}  # local name -> known list of strings
         self.walked: dict[str, str] = {}  # os.walk's loop names -> the folder walked
+        self.multi: dict[str, list[str]] = {}  # a loop name over several known strings
 
     # ------------------------------------------------------------------ names and values
     def visit_Import(self, node: ast.Import) -> None:
@@ -150,6 +152,10 @@ class _Reader(ast.NodeVisitor):
                 return arg.value
         if isinstance(node, ast.Call):
             inner = self.dotted(node.func)
+            if inner in ("getattr", "builtins.getattr") and len(node.args) >= 2:
+                base, attr = self.dotted(node.args[0]), self.value(node.args[1])
+                # getattr(os, 'sys' + 'tem') is os.system once the name is known
+                return f"{base}.{attr}" if base and attr and attr.isidentifier() else ""
             if inner in ("importlib.import_module",) and node.args:
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -268,9 +274,16 @@ class _Reader(ast.NodeVisitor):
             return
         if not isinstance(target, ast.Name):
             return
+        self.multi.pop(target.id, None)
         item: str | None = None
-        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)) and len(iterable.elts) == 1:
-            item = self.value(iterable.elts[0])  # for d in (home,): d is home
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+            items = [self.value(e) for e in iterable.elts]
+            known = [v for v in items if v is not None]
+            if len(items) == 1:
+                item = known[0] if known else None  # for d in (home,): d is home
+            elif known and len(known) == len(items):
+                self.multi[target.id] = known  # for p in (home, "/"): each, for deletes
+                return
         if isinstance(iterable, ast.Call):
             name = self.dotted(iterable.func)
             arg = iterable.args[0] if iterable.args else None
@@ -348,6 +361,18 @@ class _Reader(ast.NodeVisitor):
                 facts.secret_vars.append(key)
         if name in _ENV_DUMPERS and any(self._environ(a) for a in args):
             facts.sends_env = True
+        if name in ("exec", "eval", "runpy.run_path", "runpy.run_module") and args:
+            source = args[0]
+            if (
+                isinstance(source, ast.Call)
+                and isinstance(source.func, ast.Attribute)
+                and source.func.attr in ("read", "read_text", "read_bytes")
+            ):  # exec(open(F).read()), exec(Path(F).read_text())
+                inner = source.func.value
+                opened = inner.args[0] if isinstance(inner, ast.Call) and inner.args else inner
+                self._path(opened, facts.runs_files)
+            elif name == "runpy.run_path":
+                self._path(source, facts.runs_files)
         if name in _DELETE_TREE and args:
             self._path(args[0], facts.delete_trees)
         elif name in _DELETE_FILE and args:
@@ -390,6 +415,9 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _path(self, node: ast.AST, into: list[str]) -> None:
+        if isinstance(node, ast.Name) and node.id in self.multi:
+            into.extend(self.multi[node.id])
+            return
         v = self.value(node)
         if v is not None:
             into.append(v)
