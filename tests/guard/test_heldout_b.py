@@ -8,7 +8,16 @@ figures are in docs/benchmarks.md, "Round 5b". Attacks deny for an agent (or ask
 from __future__ import annotations
 
 import pytest
-from heldout_b_cases import ASK_OK, ASKED_LOOK_ALIKES, ATTACKS, ATTACKS_2, BENIGN, BENIGN_2
+from heldout_b_cases import (
+    ASK_OK,
+    ASKED_LOOK_ALIKES,
+    ATTACKS,
+    ATTACKS_2,
+    ATTACKS_3,
+    BENIGN,
+    BENIGN_2,
+    BENIGN_3,
+)
 
 from domestique.guard import judge_command
 from domestique.policy import EffectivePolicy, load_policy
@@ -30,13 +39,13 @@ def _action(command: str, policy: EffectivePolicy, cwd: str) -> tuple[str, tuple
     return j.verdict.action.value, j.verdict.codes
 
 
-@pytest.mark.parametrize("command", _cases(ATTACKS, ATTACKS_2))
+@pytest.mark.parametrize("command", _cases(ATTACKS, ATTACKS_2, ATTACKS_3))
 def test_attack_is_denied(command: str, policy: EffectivePolicy, tmp_path: object) -> None:
     action, codes = _action(command, policy, str(tmp_path))
     assert action == ("ask" if command in ASK_OK else "deny"), codes
 
 
-@pytest.mark.parametrize("command", _cases(BENIGN, BENIGN_2))
+@pytest.mark.parametrize("command", _cases(BENIGN, BENIGN_2, BENIGN_3))
 def test_look_alike_is_allowed(command: str, policy: EffectivePolicy, tmp_path: object) -> None:
     action, codes = _action(command, policy, str(tmp_path))
     if command in ASKED_LOOK_ALIKES:

@@ -135,7 +135,13 @@ _HOME_INTERPOLATED = re.compile(
     r"#\{\s*(?:ENV\[\s*['\"]HOME['\"]\s*\]|Dir\.home|ENV\.fetch\(\s*['\"]HOME['\"]\s*\))\s*\}"
 )
 _DQ_STR = re.compile(r'"(?:[^"\\\n]|\\.)*"')
-_CONST = re.compile(r"(?:\b(?:const|let|var|my|local)\s+)(\$?\w+)\s*=\s*\"([^\"\\\n]*)\"\s*;")
+# A name bound once to a literal: `const h = "~";`, perl `my $h = "~";`, php `$h = "~";`, ruby
+# `h = "~"` at the end of a line.
+_CONST = re.compile(
+    r"(?:\b(?:const|let|var|my|local)\s+|(?:^|(?<=[;{]))\s*)(\$?[A-Za-z_]\w*)\s*=\s*\"([^\"\\\n]*)\""
+    r"\s*(?:;|$)",
+    re.MULTILINE,
+)
 _CONCAT = re.compile(
     r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*(?:\+|\.\.?)\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3"
 )  # "a" + "b" (js, python), "a" . "b" (perl, php), "a" .. "b" (lua)
@@ -166,7 +172,15 @@ def normalize_code(code: str) -> str:
             # const h = "~"; rmSync(h) -> rmSync("~"): a name bound once to a literal
             name = re.escape(m.group(1))
             use = re.compile(r"(?<=[(,\[\s+.])" + name + r"(?=\s*[,)\]+.;])")
-            folded = folded[: m.end()] + use.sub('"' + m.group(2) + '"', folded[m.end() :])
+            later = use.sub('"' + m.group(2) + '"', folded[m.end() :])
+            if m.group(1).startswith("$"):  # "rm -rf $h": perl and php interpolate the name
+                inside = re.compile(name + r"(?!\w)")
+                value = m.group(2)
+                later = _DQ_STR.sub(
+                    lambda q, p=inside, v=value: p.sub(lambda _: v, q.group(0)),  # type: ignore[misc]
+                    later,
+                )
+            folded = folded[: m.end()] + later
         if folded == out:
             break
         out = folded
@@ -210,9 +224,19 @@ def string_literals(code: str) -> list[str]:
     return [_literal(m.group(0)) for m in _STR_RE.finditer(code)]
 
 
+# Perl's quote operators as plain strings: qq{rm -rf $ENV{HOME}} -> "rm -rf $ENV{HOME}".
+_PERL_QUOTE = re.compile(
+    r"\bqq?\s*(?:\{((?:[^{}\n]|\{[^{}\n]*\})*)\}|\(((?:[^()\n]|\([^()\n]*\))*)\))"
+)
+
+
 def analyze(code: str, lang: str) -> CodeFacts:
     """Facts about ``code`` written in ``lang`` (python, perl, ruby, node, php, lua, awk, …)."""
     facts = CodeFacts()
+    if lang == "perl" and "q" in code:
+        code = _PERL_QUOTE.sub(
+            lambda m: '"' + (m.group(1) or m.group(2) or "").replace('"', '\\"') + '"', code
+        )
     code = normalize_code(code)
     for m in _SHELL_CALL.finditer(code):
         strings = _strings(m.group(1))

@@ -266,6 +266,8 @@ class Walker:
             self._function(node, ctx)
         elif t == "for_statement":
             self._for(node, ctx)
+        elif t == "while_statement" and ctx.upstream:
+            self._while_read(node, ctx)
         elif t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return
         elif t in ("command_substitution", "process_substitution"):
@@ -431,6 +433,23 @@ class Walker:
                     self.vars[self._t.source(var)] = w.text
                     self._statement(body, ctx)
                 return
+        self._statements(node, ctx)
+
+    def _while_read(self, node: Node, ctx: Ctx) -> None:
+        """``echo ~ | while read d; do rm -rf "$d"; done``: ``d`` is what the echo prints."""
+        cond = node.child_by_field_name("condition")
+        words = self._t.source(cond).split() if cond is not None and cond.type == "command" else []
+        names = [w for w in words[1:] if not w.startswith("-")]
+        feeders = [self.invs[i] for i in ctx.upstream if 0 <= i < len(self.invs)]
+        if words[:1] == ["read"] and len(names) == 1 and len(feeders) == 1:
+            f = feeders[0]
+            printed = [w for w in f.words[1:] if not w.text.startswith("-")]
+            if (
+                f.name == "echo"
+                and len(printed) == 1
+                and (printed[0].literal or _HOME_VALUE.match(printed[0].text))
+            ):
+                self.vars[names[0]] = printed[0].text  # bound before the body is walked
         self._statements(node, ctx)
 
     def _positional(self, args: list[Word]) -> dict[str, str | None]:

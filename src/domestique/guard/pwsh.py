@@ -96,10 +96,29 @@ def shell_equivalents(code: str) -> list[list[str]]:
     return out
 
 
+# `$p = "~"` (or $HOME, a path): a name bound to a known place, put in place of later `$p`.
+_ASSIGN = re.compile(r"\$(\w+)\s*=\s*(['\"]?)([~/$][^'\";\n|]*)\2\s*(?:;|\n|$)")
+
+
+def _bind(code: str) -> str:
+    pos = 0
+    for _ in range(4):
+        m = _ASSIGN.search(code, pos)
+        if m is None:
+            break
+        use = re.compile(r"\$" + re.escape(m.group(1)) + r"\b(?!\s*=)")
+        value = m.group(3)
+        code = code[: m.end()] + use.sub(lambda _, v=value: v, code[m.end() :])  # type: ignore[misc]
+        pos = m.end()
+    return code
+
+
 def judge_powershell(code: str) -> list[tuple[str, str, str | None]]:
     """(code, message, deleted target) findings for PowerShell ``code``; empty = readable and
     harmless. ``deleted target`` is ``~`` or ``/`` for a recursive delete of home or root."""
     out: list[tuple[str, str, str | None]] = []
+    if "=" in code:
+        code = _bind(code)
     if _EXEC.search(code) and _DOWNLOAD.search(code):
         out.append(("cmd.pipe_to_shell", "PowerShell downloads and runs code", None))
     elif _EXEC.search(code):

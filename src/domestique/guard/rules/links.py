@@ -7,6 +7,7 @@ folder), is remote code run (``cmd.pipe_to_shell``) or decoded code run (``cmd.d
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterator
 
 from domestique.guard.model import Hit, Invocation, Word
@@ -161,6 +162,13 @@ def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
                 return [base + posixpath.basename(src.split(":", 1)[1])], [base.rstrip("/")]
             return [dest], [dest]
         return [], []
+    if n == "gh" and args[:2] == ["release", "download"]:
+        named = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-O", "--output")]
+        named += [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-p", "--pattern")
+                  and not any(c in args[i + 1] for c in "*?[")]  # fmt: skip
+        where = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-D", "--dir")]
+        base = where[-1].rstrip("/") + "/" if where else ""
+        return [base + f for f in named], [w.rstrip("/") for w in where]
     if n in ("pip", "pip3") and args[:1] == ["download"]:
         where = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-d", "--dest")]
         where += [a.split("=", 1)[1] for a in args if a.startswith("--dest=")]
@@ -186,6 +194,33 @@ def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
         name = posixpath.basename(positional[0].rstrip("/").split(":")[-1])
         return [], [name.removesuffix(".git")]
     return [], []
+
+
+_EXTRACTORS = frozenset({"tar", "bsdtar", "unzip", "7z", "7za"})
+_ARCHIVE_SUFFIX = re.compile(r"\.(?:tar\.(?:gz|xz|bz2|zst)|tgz|tbz2?|txz|tar|zip|7z)$")
+
+
+def _archives(inv: Invocation, saved: dict[str, tuple[str, Invocation]]) -> list[str]:
+    return [w.text for w in inv.words[1:] if _key(w.text) in saved and _ARCHIVE_SUFFIX.search(
+        w.text)]  # fmt: skip
+
+
+def saved_from(inv: Invocation, saved: dict[str, tuple[str, Invocation]]) -> Invocation:
+    """The download an extractor unpacks (the first archive of the line it names)."""
+    return saved[_key(_archives(inv, saved)[0])][1]
+
+
+def _extracted(inv: Invocation, saved: dict[str, tuple[str, Invocation]]) -> list[str]:
+    """Folders a downloaded archive is unpacked into: ``-C DIR``/``-d DIR``/``-oDIR``, else the
+    archive's own name (``x.tar.gz`` -> ``x``), the folder such archives usually hold."""
+    archives = _archives(inv, saved)
+    if not archives:
+        return []
+    args = inv.args
+    dirs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory", "-d")]
+    dirs += [a[2:] for a in args if inv.name.startswith("7z") and a.startswith("-o")]
+    stems = [_ARCHIVE_SUFFIX.sub("", posixpath.basename(a)) for a in archives]
+    return [d.rstrip("/") for d in dirs if d not in (".", "./")] + [s for s in stems if s]
 
 
 _CLONE_VALUE_OPTIONS = frozenset(
@@ -281,3 +316,6 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                     shadows[tool] = inv
             for d in dirs:
                 folders[_key(d)] = inv
+        elif inv.name in _EXTRACTORS:
+            for d in _extracted(inv, saved):  # tar xzf x.tgz && ./x/install.sh
+                folders[_key(d)] = saved_from(inv, saved)
