@@ -605,9 +605,9 @@ class Unfolder(Runners):
             elif f.name == "ls" and not any(a.startswith("-") and "d" in a for a in f.args):
                 listed = [w for w in f.words[1:] if not w.text.startswith("-")]
                 if replace or not listed:
-                    items.append(Word("*", True, f.span))  # the names in the listed folder
-                else:
-                    items += [Word(w.text, w.literal, w.span) for w in listed]  # ls *.log
+                    # the names in the listed folder; `ls DIR` prints names relative to DIR,
+                    # which xargs would read against the working folder: not followed
+                    items.append(Word("*", True, f.span))
             elif f.name == "ls" and any(a.startswith("-") and "d" in a for a in f.args):
                 items += [Word(w.text, w.literal, w.span) for w in f.words[1:]
                           if not w.text.startswith("-")]  # fmt: skip
