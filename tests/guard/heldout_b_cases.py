@@ -543,3 +543,16 @@ BENIGN_3: dict[str, list[str]] = {
         "uv run /usr/bin/env python -c 'print(1)'",
     ],
 }
+
+# Deletes of each entry of a home listing, and awk's side-by-side strings (probes, fixed).
+ATTACKS_3["home-listing"] = [
+    "ruby -e 'Dir.glob(File.join(Dir.home, \"*\")).each { |f| FileUtils.rm_rf(f) }'",
+    'awk \'BEGIN{cmd="rm -rf " ENVIRON["HOME"]; system(cmd)}\'',
+    'node -e \'const fs=require("fs"),os=require("os"); for (const f of fs.readdirSync(os.homedir())) fs.rmSync(f,{recursive:true})\'',
+    "perl -e 'unlink $_ for glob(\"$ENV{HOME}/*\")'",
+]
+BENIGN_3["home-listing"] = [
+    "ruby -e 'Dir.glob(\"src/**/*.tmp\").each { |f| File.unlink(f) }'",
+    'awk \'BEGIN { print "a" "b" }\'',
+    'node -e \'for (const f of require("fs").readdirSync("dist")) console.log(f)\'',
+]

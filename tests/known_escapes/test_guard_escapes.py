@@ -622,9 +622,14 @@ def test_untrusted_install_is_denied(policy: EffectivePolicy) -> None:
 
 
 @pytest.mark.xfail(strict=True, reason="open: xargs input from a file or a substitution")
-@pytest.mark.parametrize("command", ["cat list.txt | xargs rm -rf", "xargs -a <(echo ~) rm -rf"])
+@pytest.mark.parametrize(
+    "command",
+    ["cat list.txt | xargs rm -rf", "xargs -a <(echo ~) rm -rf",
+     "python3 -c 'print(__import__(\"os\").path.expanduser(\"~\"))' | xargs rm -rf"],
+)  # fmt: skip
 def test_xargs_targets_from_a_file_are_judged(command: str, policy: EffectivePolicy) -> None:
-    """Only echo/printf/ls -d/pwd/unfiltered find feeders and here-strings give xargs targets."""
+    """Only echo/printf/ls/pwd/unfiltered find feeders, a download (denied) and here-strings
+    give xargs targets; a file's lines or what an interpreter prints are not followed."""
     assert stopped(command, policy)
 
 

@@ -127,7 +127,7 @@ _HOME_EXPR = re.compile(
     r"\bFile\.expand_path\(\s*['\"]~['\"]\s*\)|\bgetenv\(\s*['\"]HOME['\"]\s*\)|"
     r"\$_SERVER\[\s*['\"]HOME['\"]\s*\]|\$_ENV\[\s*['\"]HOME['\"]\s*\]|"
     r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
-    r"\bos\.UserHomeDir\(\)|\bBun\.env\.HOME\b|\bBun\.env\[\s*['\"]HOME['\"]\s*\]"
+    r"\bos\.UserHomeDir\(\)|\bENVIRON\[\s*\"HOME\"\s*\]|\bBun\.env\.HOME\b|\bBun\.env\[\s*['\"]HOME['\"]\s*\]"
 )
 # Home read inside a double-quoted string (perl "$ENV{HOME}", ruby "#{Dir.home}"): the text "~".
 _HOME_INTERPOLATED = re.compile(
@@ -145,6 +145,18 @@ _CONST = re.compile(
 _CONCAT = re.compile(
     r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*(?:\+|\.\.?)\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3"
 )  # "a" + "b" (js, python), "a" . "b" (perl, php), "a" .. "b" (lua)
+# awk joins strings written side by side: "rm -rf " "~"
+_AWK_CONCAT = re.compile(r"\"([^\"\\\n]*)\"[ \t]+\"([^\"\\\n]*)\"(?=\s*[;)}\n])")
+# A listing of home (after normalize_code) and a delete of a name in the same code: the loop
+# `Dir.glob(File.join(Dir.home, "*")).each { |f| FileUtils.rm_rf(f) }` deletes everything in ~.
+_LISTS_HOME = re.compile(
+    r"\b(?:Dir\.glob|Dir\.children|Dir\.entries|Dir\.each_child|Dir\[|glob|readdirSync|readdir|"
+    r"scandir|opendir|bsd_glob|listdir)\s*\(?\s*(?:File\.join\s*\(\s*|path\.join\s*\(\s*)?\"~/?\*?\""
+)
+_DELETES_NAME = re.compile(
+    r"\b(?:rm_rf|rm_r|rmtree|remove_tree|rmSync|rmdirSync|unlink|unlinkSync|rmdir|remove_entry)"
+    r"\s*\(?\s*[$@]?[A-Za-z_]\w*(?:\s*[,)]|\s+(?:for|foreach)\b)"
+)
 # The whole environment used as data (not one variable, not `env: process.env` for a child).
 _ENV_WHOLE = re.compile(
     r"(?<!env:)(?<!env: )(?<!\.\.\.)\bprocess\.env\b(?!\s*[.\[])|%ENV\b|"
@@ -168,6 +180,7 @@ def normalize_code(code: str) -> str:
     out = _HOME_EXPR.sub('"~"', code)
     for _ in range(4):
         folded = _CONCAT.sub(lambda m: '"' + m.group(2) + m.group(4) + '"', out)
+        folded = _AWK_CONCAT.sub(lambda m: '"' + m.group(1) + m.group(2) + '"', folded)
         for m in _CONST.finditer(folded):
             # const h = "~"; rmSync(h) -> rmSync("~"): a name bound once to a literal
             name = re.escape(m.group(1))
@@ -262,6 +275,8 @@ def analyze(code: str, lang: str) -> CodeFacts:
             token = m.group(1) or m.group(2)
             facts.shell.append(_literal(token))
     facts.delete_trees = [_literal(m.group(1)) for m in _DELETE_TREE.finditer(code)]
+    if '"~' in code and _LISTS_HOME.search(code) and _DELETES_NAME.search(code):
+        facts.delete_trees.append("~/*")  # each entry of home, deleted by name
     facts.delete_files = [_literal(m.group(1)) for m in _DELETE_FILE.finditer(code)]
     facts.downloads = bool(_DOWNLOAD.search(code))
     facts.socket = bool(_SOCKET.search(code))
