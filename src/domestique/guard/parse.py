@@ -417,7 +417,8 @@ class Walker:
             self._add(Invocation(words, self._span(node, ctx)), ctx)
 
     def _for(self, node: Node, ctx: Ctx) -> None:
-        """``for d in ~; do rm -rf "$d"; done``: a loop over one literal word binds the name."""
+        """``for d in /tmp/x ~; do rm -rf "$d"; done``: over up to four literal words, the body
+        is walked once with the name bound to each."""
         var = node.child_by_field_name("variable")
         values = node.children_by_field_name("value")
         body = node.child_by_field_name("body")

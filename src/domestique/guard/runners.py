@@ -334,9 +334,8 @@ class Runners(Walker):
         for path in facts.delete_files:
             self._synthetic(["rm", path], where, ctx, via)
         for path in facts.runs_files[:4]:
-            # judged as `python3 FILE`: a file the line downloaded, then run, is linked
+            # judged as `python3 FILE` is: a file the line downloaded, then run, is linked
             self._synthetic([inv.name, path], where, ctx, via)
-            self._run_file(path, inv, ctx, explicit=True, lang=lang)
         for path, appends in facts.writes:
             # judged like the shell redirect it amounts to (device, history, hooks, start-up)
             self.nested(f": {'>>' if appends else '>'} {quote_text(path)}", ctx, where, via)
