@@ -73,7 +73,9 @@ def test_line_continuation_joins_words() -> None:
 def test_find_exec_and_xargs() -> None:
     """find -exec and xargs run their inner command."""
     assert ["rm", "-rf", "{}"] in argvs("find / -exec rm -rf {} \\;")
-    assert ["rm", "-rf"] in argvs("ls | xargs -n1 rm -rf")
+    # `ls` prints the names in the folder: xargs deletes each of them (issue 17, cause 5)
+    assert ["rm", "-rf", "*"] in argvs("ls | xargs -n1 rm -rf")
+    assert ["rm", "-rf", "*"] in argvs("cd ~ && ls -A | xargs rm -rf")
 
 
 def test_parse_error_is_a_hit() -> None:

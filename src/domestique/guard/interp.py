@@ -29,8 +29,8 @@ _BACKTICK = re.compile(r"`([^`\n]+)`|%x\{([^}\n]+)\}|\bqx\{([^}\n]+)\}|\bqx\(([^
 _AWK_PIPE = re.compile(r"(" + _STR + r")\s*\|\s*getline|\|\s*&?\s*(" + _STR + r")")
 _DELETE_TREE = re.compile(
     r"(?:\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"
-    r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove)|\.rmSync|\.rmdirSync)"
-    r"\s*\(?\s*(" + _STR + r")"
+    r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove(?:Sync)?)|\.rmSync|\.rmdirSync)"
+    r"\s*\(?\s*(?:glob\s*\(\s*)?(" + _STR + r")"
 )
 _DELETE_FILE = re.compile(
     r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink|FileUtils\.rm|File\.delete|"
@@ -41,13 +41,32 @@ _DOWNLOAD = re.compile(
     r"LWP::|HTTP::Tiny|getstore|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|axios|"
     r"file_get_contents\s*\(\s*['\"]https?:|curl_exec|wget|http\.request|socket\.http|"
     r"require\(\s*['\"](?:node:)?https?['\"]\s*\)|Net::HTTP|LWP::UserAgent|Faraday|HTTParty|"
-    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)"
+    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)|"
+    # a string that is itself a download command (awk's `"curl -s URL" | getline`)
+    r"['\"]\s*(?:curl|wget)\s[^'\"\n]*(?:https?|ftp)://"
 )
+# Code that runs another file: exec(open(F).read()), runpy.run_path(F), require("./F"), perl
+# `do F`, ruby `load F`, php `include F`, lua `dofile(F)`: the file is run as the language's code.
+_RUNS_FILE = re.compile(
+    r"\b(?:exec|eval)\s*\(\s*open\s*\(\s*(" + _STR + r")|\brunpy\.run_path\s*\(\s*(" + _STR + r")|"
+    r"\beval\s*\(\s*(?:require\(\s*['\"](?:node:)?fs['\"]\s*\)|fs)\.readFileSync\s*\(\s*("
+    + _STR
+    + r")|\b(?:require|import)\s*\(\s*((?:'|\")(?:/|\./|\.\./|~/)[^'\"\n]*(?:'|\"))|"
+    r"\bdo\s*\(?\s*((?:'|\")(?:/|\./|~/)[^'\"\n]*(?:'|\"))|\b(?:load|require_relative)\s*\(?\s*("
+    + _STR
+    + r")|\b(?:include|require)(?:_once)?\s*\(?\s*((?:'|\")/[^'\"\n]*(?:'|\"))|"
+    r"\b(?:dofile|loadfile)\s*\(\s*(" + _STR + r")"
+)
+_TCL_EXEC = re.compile(r"(?:^|[;\[\n{])\s*exec\s+(?:--\s+)?([^\]\n;}]+)")
+_TCL_ENV = re.compile(r"\$(?:::)?env\((\w+)\)")
 _URL = re.compile(r"\bhttps?://|\bftp://")
 _EXEC_DATA = re.compile(
     r"\(\s*eval\s*\)|\bnew\s+Function\b|\bvm\.runIn\w*|"
     r"(?<![.\w])(?:exec|eval|compile|instance_eval|class_eval|Function|runpy|"
-    r"__import__\(['\"]os['\"]\)|load)\s*\(|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
+    r"__import__\(['\"]os['\"]\)|load)\s*\(|"
+    # deserialisers that run code (pickle, marshal, dill, unsafe YAML)
+    r"\b(?:c?[Pp]ickle|marshal|dill|cloudpickle|joblib|shelve)\.loads?\s*\(|\byaml\.unsafe_load|"
+    r"\byaml\.load\s*\((?![^)]*SafeLoader)|\beval\s+|\bexec\s+\$|\bsystem\s*\(\s*\$|"
     r"\bsystem\s*\(\s*[a-zA-Z_]\w*\s*[,)]|\bos\.system\s*\(\s*[a-zA-Z_]\w*\s*\)|"
     r"\bpopen\s*\(\s*[a-zA-Z_$]\w*\s*[,)]|\bchmod\b|\bexecSync\s*\(\s*[a-zA-Z_$]\w*|"
     # A process-running call whose command is computed (not a string or list of strings).
@@ -95,7 +114,8 @@ _WRITE_FILE = re.compile(
 _PERL_OPEN_WRITE = re.compile(
     r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"](>>?)\s*['\"]\s*,\s*(" + _STR + r")|"
     r"\bopen\s*\(?\s*(?:my\s+)?[$\w]+\s*,\s*['\"](>>?)\s*([^'\"\s]+)['\"]|"
-    r"\bFile\.open\s*\(\s*(" + _STR + r")\s*,\s*['\"]([wa])"
+    r"\bFile\.open\s*\(\s*(" + _STR + r")\s*,\s*['\"]([wa])|"
+    r"\b(?:os\.truncate|truncate|File\.truncate|ftruncate|fs\.truncateSync)\s*\(\s*(" + _STR + r")"
 )
 # Expressions that evaluate to the home folder, rewritten to the literal "~" before the patterns
 # run, so `rmSync(os.homedir())` or `rm_rf(Dir.home)` is a delete of "~".
@@ -107,10 +127,36 @@ _HOME_EXPR = re.compile(
     r"\bFile\.expand_path\(\s*['\"]~['\"]\s*\)|\bgetenv\(\s*['\"]HOME['\"]\s*\)|"
     r"\$_SERVER\[\s*['\"]HOME['\"]\s*\]|\$_ENV\[\s*['\"]HOME['\"]\s*\]|"
     r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
-    r"\bos\.UserHomeDir\(\)"
+    r"\bos\.UserHomeDir\(\)|\bENVIRON\[\s*\"HOME\"\s*\]|\bBun\.env\.HOME\b|\bBun\.env\[\s*['\"]HOME['\"]\s*\]"
 )
-_CONST = re.compile(r"(?:\b(?:const|let|var|my|local)\s+)(\$?\w+)\s*=\s*\"([^\"\\\n]*)\"\s*;")
-_CONCAT = re.compile(r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*[+.]\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3")
+# Home read inside a double-quoted string (perl "$ENV{HOME}", ruby "#{Dir.home}"): the text "~".
+_HOME_INTERPOLATED = re.compile(
+    r"\$ENV\{\s*['\"]?HOME['\"]?\s*\}|\$_SERVER\[\s*['\"]?HOME['\"]?\s*\]|"
+    r"#\{\s*(?:ENV\[\s*['\"]HOME['\"]\s*\]|Dir\.home|ENV\.fetch\(\s*['\"]HOME['\"]\s*\))\s*\}"
+)
+_DQ_STR = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+# A name bound once to a literal: `const h = "~";`, perl `my $h = "~";`, php `$h = "~";`, ruby
+# `h = "~"` at the end of a line.
+_CONST = re.compile(
+    r"(?:\b(?:const|let|var|my|local)\s+|(?:^|(?<=[;{]))\s*)(\$?[A-Za-z_]\w*)\s*=\s*\"([^\"\\\n]*)\""
+    r"\s*(?:;|$)",
+    re.MULTILINE,
+)
+_CONCAT = re.compile(
+    r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*(?:\+|\.\.?)\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3"
+)  # "a" + "b" (js, python), "a" . "b" (perl, php), "a" .. "b" (lua)
+# awk joins strings written side by side: "rm -rf " "~"
+_AWK_CONCAT = re.compile(r"\"([^\"\\\n]*)\"[ \t]+\"([^\"\\\n]*)\"(?=\s*[;)}\n])")
+# A listing of home (after normalize_code) and a delete of a name in the same code: the loop
+# `Dir.glob(File.join(Dir.home, "*")).each { |f| FileUtils.rm_rf(f) }` deletes everything in ~.
+_LISTS_HOME = re.compile(
+    r"\b(?:Dir\.glob|Dir\.children|Dir\.entries|Dir\.each_child|Dir\[|glob|readdirSync|readdir|"
+    r"scandir|opendir|bsd_glob|listdir)\s*\(?\s*(?:File\.join\s*\(\s*|path\.join\s*\(\s*)?\"~/?\*?\""
+)
+_DELETES_NAME = re.compile(
+    r"\b(?:rm_rf|rm_r|rmtree|remove_tree|rmSync|rmdirSync|unlink|unlinkSync|rmdir|remove_entry)"
+    r"\s*\(?\s*[$@]?[A-Za-z_]\w*(?:\s*[,)]|\s+(?:for|foreach)\b)"
+)
 # The whole environment used as data (not one variable, not `env: process.env` for a child).
 _ENV_WHOLE = re.compile(
     r"(?<!env:)(?<!env: )(?<!\.\.\.)\bprocess\.env\b(?!\s*[.\[])|%ENV\b|"
@@ -127,16 +173,27 @@ _ENV_NAMED = re.compile(
 
 def normalize_code(code: str) -> str:
     """Home-folder expressions as the string ``"~"``, and ``"a" + "b"`` folded (a few rounds)."""
+    if _HOME_INTERPOLATED.search(code) is not None:
+        code = _DQ_STR.sub(lambda m: _HOME_INTERPOLATED.sub("~", m.group(0)), code)
     if _HOME_EXPR.search(code) is None:
         return code
     out = _HOME_EXPR.sub('"~"', code)
     for _ in range(4):
         folded = _CONCAT.sub(lambda m: '"' + m.group(2) + m.group(4) + '"', out)
+        folded = _AWK_CONCAT.sub(lambda m: '"' + m.group(1) + m.group(2) + '"', folded)
         for m in _CONST.finditer(folded):
             # const h = "~"; rmSync(h) -> rmSync("~"): a name bound once to a literal
             name = re.escape(m.group(1))
             use = re.compile(r"(?<=[(,\[\s+.])" + name + r"(?=\s*[,)\]+.;])")
-            folded = folded[: m.end()] + use.sub('"' + m.group(2) + '"', folded[m.end() :])
+            later = use.sub('"' + m.group(2) + '"', folded[m.end() :])
+            if m.group(1).startswith("$"):  # "rm -rf $h": perl and php interpolate the name
+                inside = re.compile(name + r"(?!\w)")
+                value = m.group(2)
+                later = _DQ_STR.sub(
+                    lambda q, p=inside, v=value: p.sub(lambda _: v, q.group(0)),  # type: ignore[misc]
+                    later,
+                )
+            folded = folded[: m.end()] + later
         if folded == out:
             break
         out = folded
@@ -161,6 +218,7 @@ class CodeFacts:
     writes: list[tuple[str, bool]] = field(default_factory=list)  # (path, appends)
     sends_env: bool = False  # the whole environment used as data
     env_names: list[str] = field(default_factory=list)  # environment variables read by name
+    runs_files: list[str] = field(default_factory=list)  # files it runs as code
 
 
 def _literal(token: str) -> str:
@@ -179,9 +237,19 @@ def string_literals(code: str) -> list[str]:
     return [_literal(m.group(0)) for m in _STR_RE.finditer(code)]
 
 
+# Perl's quote operators as plain strings: qq{rm -rf $ENV{HOME}} -> "rm -rf $ENV{HOME}".
+_PERL_QUOTE = re.compile(
+    r"\bqq?\s*(?:\{((?:[^{}\n]|\{[^{}\n]*\})*)\}|\(((?:[^()\n]|\([^()\n]*\))*)\))"
+)
+
+
 def analyze(code: str, lang: str) -> CodeFacts:
     """Facts about ``code`` written in ``lang`` (python, perl, ruby, node, php, lua, awk, …)."""
     facts = CodeFacts()
+    if lang == "perl" and "q" in code:
+        code = _PERL_QUOTE.sub(
+            lambda m: '"' + (m.group(1) or m.group(2) or "").replace('"', '\\"') + '"', code
+        )
     code = normalize_code(code)
     for m in _SHELL_CALL.finditer(code):
         strings = _strings(m.group(1))
@@ -199,11 +267,16 @@ def analyze(code: str, lang: str) -> CodeFacts:
     for m in _BACKTICK.finditer(code):
         if lang in ("perl", "ruby", "php", "julia"):
             facts.shell.append(next(g for g in m.groups() if g is not None))
+    if lang == "tcl":  # exec rm -rf $env(HOME): Tcl's exec runs the words that follow
+        for m in _TCL_EXEC.finditer(code):
+            facts.shell.append(_TCL_ENV.sub(r"$\1", m.group(1)).strip())
     if lang == "awk":
         for m in _AWK_PIPE.finditer(code):
             token = m.group(1) or m.group(2)
             facts.shell.append(_literal(token))
     facts.delete_trees = [_literal(m.group(1)) for m in _DELETE_TREE.finditer(code)]
+    if '"~' in code and _LISTS_HOME.search(code) and _DELETES_NAME.search(code):
+        facts.delete_trees.append("~/*")  # each entry of home, deleted by name
     facts.delete_files = [_literal(m.group(1)) for m in _DELETE_FILE.finditer(code)]
     facts.downloads = bool(_DOWNLOAD.search(code))
     facts.socket = bool(_SOCKET.search(code))
@@ -222,6 +295,10 @@ def analyze(code: str, lang: str) -> CodeFacts:
             facts.writes.append((m.group(4), m.group(3) == ">>"))
         elif m.group(5):
             facts.writes.append((_literal(m.group(5)), m.group(6) == "a"))
+        elif m.group(7):
+            facts.writes.append((_literal(m.group(7)), False))
+    for m in _RUNS_FILE.finditer(code):
+        facts.runs_files.append(_literal(next(g for g in m.groups() if g is not None)))
     facts.sends_env = bool(_ENV_WHOLE.search(code))
     facts.env_names = [next(g for g in m.groups() if g) for m in _ENV_NAMED.finditer(code)]
     return facts

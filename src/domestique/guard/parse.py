@@ -116,6 +116,8 @@ CODE_VARIABLES = frozenset(
 )  # fmt: skip
 
 
+_DEFAULTED = re.compile(r"\$\{(\w+|[@*])(?::?[?=-][^}]*)\}")
+_POSITIONAL = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*")
 _HOME_VALUE = re.compile(r"^(?:\$HOME|\$\{HOME\})(?:/[\w.@+-]*)*/?$")
 
 
@@ -136,6 +138,8 @@ class Walker:
         self.var_subs: dict[str, tuple[int, ...]] = {}
         self.assignments: list[tuple[str, Word]] = []
         self.functions: dict[str, Span] = {}
+        self._bodies: dict[str, tuple[Node, _Text]] = {}  # function name -> its body
+        self._calling: set[str] = set()
         self.scripts_read = 0
         self.written: dict[str, str] = {}  # files this command line writes with literal text
         self.parse_ok = True
@@ -260,6 +264,10 @@ class Walker:
             self._declaration(node, ctx)
         elif t == "function_definition":
             self._function(node, ctx)
+        elif t == "for_statement":
+            self._for(node, ctx)
+        elif t == "while_statement" and ctx.upstream:
+            self._while_read(node, ctx)
         elif t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return
         elif t in ("command_substitution", "process_substitution"):
@@ -408,12 +416,81 @@ class Walker:
         if words:
             self._add(Invocation(words, self._span(node, ctx)), ctx)
 
+    def _for(self, node: Node, ctx: Ctx) -> None:
+        """``for d in /tmp/x ~; do rm -rf "$d"; done``: over up to four literal words, the body
+        is walked once with the name bound to each."""
+        var = node.child_by_field_name("variable")
+        values = node.children_by_field_name("value")
+        body = node.child_by_field_name("body")
+        if (
+            var is not None
+            and 1 <= len(values) <= 4
+            and body is not None
+            and all(v.type in ("word", "raw_string") for v in values)
+        ):
+            words = [w for v in values for w in self._word(v, ctx)]
+            if 1 <= len(words) <= 4 and all(w.literal for w in words):
+                for w in words:  # `for d in /tmp/x ~`: the body once per word (at most four)
+                    self.vars[self._t.source(var)] = w.text
+                    self._statement(body, ctx)
+                return
+        self._statements(node, ctx)
+
+    def _while_read(self, node: Node, ctx: Ctx) -> None:
+        """``echo ~ | while read d; do rm -rf "$d"; done``: ``d`` is what the echo prints."""
+        cond = node.child_by_field_name("condition")
+        words = self._t.source(cond).split() if cond is not None and cond.type == "command" else []
+        names = [w for w in words[1:] if not w.startswith("-")]
+        feeders = [self.invs[i] for i in ctx.upstream if 0 <= i < len(self.invs)]
+        if words[:1] == ["read"] and len(names) == 1 and len(feeders) == 1:
+            f = feeders[0]
+            printed = [w for w in f.words[1:] if not w.text.startswith("-")]
+            if (
+                f.name == "echo"
+                and len(printed) == 1
+                and (printed[0].literal or _HOME_VALUE.match(printed[0].text))
+            ):
+                self.vars[names[0]] = printed[0].text  # bound before the body is walked
+        self._statements(node, ctx)
+
+    def _positional(self, args: list[Word]) -> dict[str, str | None]:
+        """Bind $1…$9, $@ and $* to literal ``args``; returns the old values."""
+        old = {k: self.vars.get(k) for k in _POSITIONAL}
+        for k in _POSITIONAL:
+            self.vars.pop(k, None)
+        for i, a in enumerate(args[:9], start=1):
+            self.vars[str(i)] = a.text
+        self.vars["@"] = self.vars["*"] = IFS_SPLIT.join(a.text for a in args)
+        return old
+
+    def _call(self, name: str, args: list[Word], ctx: Ctx) -> None:
+        """A call of a function defined in the line with literal arguments (``wipe ~``): its
+        body is walked again with $1… bound to them (once per call, not into itself)."""
+        if not args or not all(a.literal for a in args) or len(self._calling) >= 4:
+            return
+        body, text = self._bodies[name]
+        old = self._positional(args)
+        saved_t, self._t = self._t, text
+        self._calling.add(name)
+        try:
+            self._statement(body, ctx._replace(via=(*ctx.via, f"function {name}")))
+        finally:
+            self._calling.discard(name)
+            self._t = saved_t
+            for k, v in old.items():
+                if v is None:
+                    self.vars.pop(k, None)
+                else:
+                    self.vars[k] = v
+
     def _function(self, node: Node, ctx: Ctx) -> None:
         name_node = node.child_by_field_name("name")
         name = self._t.source(name_node) if name_node is not None else ""
         span = self._span(node, ctx)
         self.functions[name] = span
         body = node.child_by_field_name("body")
+        if name and body is not None:
+            self._bodies[name] = (body, self._t)
         start = len(self.invs)
         if body is not None:
             self._statement(body, ctx._replace(via=(*ctx.via, f"function {name}")))
@@ -526,6 +603,8 @@ class Walker:
         if name == "IFS":
             parts.append(" ")
             return
+        if not simple and name in self.vars and self.vars[name] and _DEFAULTED.fullmatch(src):
+            simple = True  # ${X:?}, ${X:-/tmp}: X is set, so its value is what the shell uses
         if simple and name in self.vars:
             value = self.vars[name]
             # Unquoted, a known value is split into words as bash would.
@@ -617,6 +696,16 @@ class Walker:
             inside_sub=ctx.inside_sub,
         )
         self.emit(inv, ctx, text_subs)
+        head = words[0].text if words[0].literal else ""
+        if head in self._bodies and head not in self._calling:
+            self._call(head, words[1:], ctx)
+        elif (
+            head == "set"
+            and words[1:2]
+            and words[1].text == "--"
+            and all(w.literal for w in words[2:])
+        ):
+            self._positional(words[2:])  # set -- ~: $1 is now ~
 
     def _add(self, inv: Invocation, ctx: Ctx) -> int:
         if len(self.invs) >= MAX_INVOCATIONS and not self._budget():

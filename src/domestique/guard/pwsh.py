@@ -38,24 +38,111 @@ _SAFE = frozenset(
 )  # fmt: skip
 
 
+_LISTERS = frozenset({"get-childitem", "gci", "ls", "dir", "get-item", "gi", "resolve-path"})
+_WEB = frozenset({"iwr", "irm", "invoke-webrequest", "invoke-restmethod", "curl", "wget"})
+# Invoke-WebRequest parameters read as curl's (a value, or none): anything else is not judged.
+_WEB_PARAMS: dict[str, str | None] = {
+    "-uri": "", "-outfile": "-o", "-infile": "-T", "-method": "-X", "-usebasicparsing": None,
+    "-timeoutsec": "", "-contenttype": "", "-useragent": "", "-maximumredirection": "",
+}  # fmt: skip
+_SEPARATORS = re.compile(r"(\|\||&&|[;|{}()\n])")
+
+
+def web_request(words: list[str]) -> list[str] | None:
+    """``Invoke-WebRequest URL -OutFile F`` as the curl words it amounts to; None when a
+    parameter is not one the guard reads (a body built from code, headers)."""
+    argv = ["curl"]
+    i = 1
+    while i < len(words):
+        w = words[i]
+        low = w.lower()
+        if low.startswith("-"):
+            if low not in _WEB_PARAMS:
+                return None
+            flag = _WEB_PARAMS[low]
+            if flag is None:
+                i += 1
+                continue
+            if i + 1 >= len(words):
+                return None
+            value = words[i + 1].strip("'\"")
+            if value.startswith(("$", "(", "@")):
+                return None
+            if low == "-uri":
+                argv.append(value)
+            elif flag:
+                argv += [flag, value]
+            i += 2
+            continue
+        if w.startswith(("$", "(", "@")):
+            return None
+        argv.append(w.strip("'\""))
+        i += 1
+    return argv
+
+
+def shell_equivalents(code: str) -> list[list[str]]:
+    """The web requests in ``code`` that stand alone (not fed to ``iex``), as curl commands,
+    judged by the shell rules (an upload of a key, a download into a PATH folder)."""
+    if _EXEC.search(code):
+        return []
+    out = []
+    for segment in _SEGMENTS.split(code):
+        words = segment.split()
+        if words and words[0].lower() in _WEB:
+            argv = web_request(words)
+            if argv is not None:
+                out.append(argv)
+    return out
+
+
+# `$p = "~"` (or $HOME, a path): a name bound to a known place, put in place of later `$p`.
+_ASSIGN = re.compile(r"\$(\w+)\s*=\s*(['\"]?)([~/$][^'\";\n|]*)\2\s*(?:;|\n|$)")
+
+
+def _bind(code: str) -> str:
+    pos = 0
+    for _ in range(4):
+        m = _ASSIGN.search(code, pos)
+        if m is None:
+            break
+        use = re.compile(r"\$" + re.escape(m.group(1)) + r"\b(?!\s*=)")
+        value = m.group(3)
+        code = code[: m.end()] + use.sub(lambda _, v=value: v, code[m.end() :])  # type: ignore[misc]
+        pos = m.end()
+    return code
+
+
 def judge_powershell(code: str) -> list[tuple[str, str, str | None]]:
     """(code, message, deleted target) findings for PowerShell ``code``; empty = readable and
     harmless. ``deleted target`` is ``~`` or ``/`` for a recursive delete of home or root."""
     out: list[tuple[str, str, str | None]] = []
+    if "=" in code:
+        code = _bind(code)
     if _EXEC.search(code) and _DOWNLOAD.search(code):
         out.append(("cmd.pipe_to_shell", "PowerShell downloads and runs code", None))
     elif _EXEC.search(code):
         out.append(("cmd.opaque_command", "PowerShell runs code it builds", None))
     unknown: list[str] = []
-    for segment in _SEGMENTS.split(code):
+    piped: list[str] = []  # what the previous pipeline stage lists (gci ~ | Remove-Item)
+    parts = _SEPARATORS.split(code)
+    for k, segment in enumerate(parts):
+        if k % 2:
+            continue  # a separator
         words = segment.split()
+        fed = piped if k and parts[k - 1] == "|" else []
+        piped = []
         if not words:
             continue
         head = words[0].lower()
+        if head in _LISTERS:
+            piped = [w.strip("'\"") for w in words[1:] if not w.startswith("-")] or ["."]
+        if head in _WEB and not _EXEC.search(code) and web_request(words) is not None:
+            continue  # judged as the curl command it amounts to (shell_equivalents)
         if _REMOVE.match(head):
             recursive = any(w.lower().startswith("-r") for w in words[1:])
             targets = [w.strip("'\"") for w in words[1:] if not w.startswith("-")]
-            for t in targets:
+            for t in [*targets, *fed]:
                 if recursive and _HOME.match(t):
                     out.append(("cmd.destructive.rm_root", "Remove-Item -Recurse of home", "~"))
                 elif recursive and _ROOT.match(t):

@@ -85,6 +85,7 @@ class PyFacts:
     sends_env: bool = False  # the whole environment becomes data
     secret_vars: list[str] = field(default_factory=list)  # environment variables it reads
     urls: list[str] = field(default_factory=list)
+    runs_files: list[str] = field(default_factory=list)  # exec(open(F).read()), runpy.run_path
 
 
 def analyze_python(code: str) -> PyFacts | None:
@@ -114,6 +115,8 @@ class _Reader(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> dotted module or object name
         self.values: dict[str, str] = {}  # local name -> known string value
         self.lists: dict[str, list[str]] = {}  # local name -> known list of strings
+        self.walked: dict[str, str] = {}  # os.walk's loop names -> the folder walked
+        self.multi: dict[str, list[str]] = {}  # a loop name over several known strings
 
     # ------------------------------------------------------------------ names and values
     def visit_Import(self, node: ast.Import) -> None:
@@ -149,6 +152,10 @@ class _Reader(ast.NodeVisitor):
                 return arg.value
         if isinstance(node, ast.Call):
             inner = self.dotted(node.func)
+            if inner in ("getattr", "builtins.getattr") and len(node.args) >= 2:
+                base, attr = self.dotted(node.args[0]), self.value(node.args[1])
+                # getattr(os, 'sys' + 'tem') is os.system once the name is known
+                return f"{base}.{attr}" if base and attr and attr.isidentifier() else ""
             if inner in ("importlib.import_module",) and node.args:
                 arg = node.args[0]
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -219,9 +226,13 @@ class _Reader(ast.NodeVisitor):
             return posixpath.join(*[p for p in parts if p is not None])
         if name in _PASS_THROUGH and len(args) == 1:
             return self.value(args[0])
+        if name in _DECODERS and len(args) == 1:
+            return _decoded(name, self.value(args[0]))  # the command a decoded literal spells
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = node.func.value
+            if method == "decode" and isinstance(receiver, ast.Call):
+                return self.value(receiver)  # b64decode(...).decode()
             if method in ("expanduser", "resolve", "absolute", "strip", "rstrip") and not args:
                 return self.value(receiver)
             if method in ("joinpath",):
@@ -246,10 +257,33 @@ class _Reader(ast.NodeVisitor):
 
     # ------------------------------------------------------------------ statements
     def _loop_target(self, target: ast.AST, iterable: ast.AST) -> None:
-        """``for f in os.listdir(home)``: ``f`` stands for every entry (``*``)."""
+        """``for f in os.listdir(home)``: ``f`` stands for every entry (``*``). ``for r, _, fs
+        in os.walk(home)`` (then ``for f in fs``): ``r`` is home and ``f`` every entry, and a
+        delete of ``join(r, f)`` is a delete of the whole tree (``self.walked``)."""
+        if isinstance(target, ast.Tuple) and isinstance(iterable, ast.Call):
+            root = self.value(iterable.args[0]) if iterable.args else None
+            names = [e.id if isinstance(e, ast.Name) else "" for e in target.elts]
+            if self.dotted(iterable.func) in ("os.walk", "walk") and root and len(names) == 3:
+                self.values[names[0]] = root
+                self.walked[names[1]] = self.walked[names[2]] = root
+                self.walked[names[0]] = root
+            return
+        if isinstance(iterable, ast.Name) and iterable.id in self.walked:
+            if isinstance(target, ast.Name):
+                self.values[target.id] = "*"
+            return
         if not isinstance(target, ast.Name):
             return
+        self.multi.pop(target.id, None)
         item: str | None = None
+        if isinstance(iterable, (ast.List, ast.Tuple, ast.Set)):
+            items = [self.value(e) for e in iterable.elts]
+            known = [v for v in items if v is not None]
+            if len(items) == 1:
+                item = known[0] if known else None  # for d in (home,): d is home
+            elif known and len(known) == len(items):
+                self.multi[target.id] = known  # for p in (home, "/"): each, for deletes
+                return
         if isinstance(iterable, ast.Call):
             name = self.dotted(iterable.func)
             arg = iterable.args[0] if iterable.args else None
@@ -327,10 +361,28 @@ class _Reader(ast.NodeVisitor):
                 facts.secret_vars.append(key)
         if name in _ENV_DUMPERS and any(self._environ(a) for a in args):
             facts.sends_env = True
+        if name in ("exec", "eval", "runpy.run_path", "runpy.run_module") and args:
+            source = args[0]
+            if (
+                isinstance(source, ast.Call)
+                and isinstance(source.func, ast.Attribute)
+                and source.func.attr in ("read", "read_text", "read_bytes")
+            ):  # exec(open(F).read()), exec(Path(F).read_text())
+                inner = source.func.value
+                opened = inner.args[0] if isinstance(inner, ast.Call) and inner.args else inner
+                self._path(opened, facts.runs_files)
+            elif name == "runpy.run_path":
+                self._path(source, facts.runs_files)
         if name in _DELETE_TREE and args:
             self._path(args[0], facts.delete_trees)
         elif name in _DELETE_FILE and args:
             self._path(args[0], facts.delete_files)
+            root = next((self.walked[n.id] for n in ast.walk(args[0])
+                         if isinstance(n, ast.Name) and n.id in self.walked), None)  # fmt: skip
+            if root is not None and root.startswith(("~", "/", "$")):
+                # every file under a walked folder outside the project (a walk of the project
+                # deleting its build files stays unknown, as before)
+                facts.delete_trees.append(root)
         elif name in _SHELL_STRING and args:
             cmd = self.value(args[0])
             if cmd is not None:
@@ -346,6 +398,10 @@ class _Reader(ast.NodeVisitor):
             known = [p for p in parts if p is not None]
             if known and len(known) == len(parts):
                 facts.commands.append(" ".join(quote_word(a) for a in known))
+        elif name in ("os.truncate", "truncate") and args:
+            path = self.value(args[0])
+            if path is not None:
+                facts.writes.append((path, False))  # emptied: judged like `: > path`
         elif name in ("open", "io.open", "os.open", "codecs.open") and args:
             self._open(node)
         elif name in _MOVES and len(args) >= 2:
@@ -359,6 +415,9 @@ class _Reader(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _path(self, node: ast.AST, into: list[str]) -> None:
+        if isinstance(node, ast.Name) and node.id in self.multi:
+            into.extend(self.multi[node.id])
+            return
         v = self.value(node)
         if v is not None:
             into.append(v)
@@ -428,6 +487,33 @@ class _Reader(ast.NodeVisitor):
             dst = self.value(node.args[0])
             if dst is not None:
                 facts.writes.append((dst, False))
+
+
+_DECODERS = frozenset(
+    {"base64.b64decode", "b64decode", "base64.standard_b64decode", "base64.urlsafe_b64decode",
+     "base64.decodebytes", "bytes.fromhex", "binascii.unhexlify", "codecs.decode"}
+)  # fmt: skip
+
+
+def _decoded(name: str, text: str | None) -> str | None:
+    """``text`` decoded as ``name`` does (None when it does not decode to UTF-8 text)."""
+    if text is None or len(text) > 65536:
+        return None
+    import base64
+    import binascii
+
+    try:
+        if name.endswith(("fromhex", "unhexlify")):
+            raw = bytes.fromhex(text)
+        elif name == "codecs.decode":
+            return None  # the codec is the second argument
+        elif name.endswith("urlsafe_b64decode"):
+            raw = base64.urlsafe_b64decode(text)
+        else:
+            raw = base64.b64decode(text)
+        return raw.decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def _env_value(key: str) -> str:

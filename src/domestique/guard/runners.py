@@ -45,6 +45,7 @@ def _merge_parsed(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
     facts.network = facts.network or py.network
     facts.sends_env = facts.sends_env or py.sends_env
     facts.env_names += [n for n in py.secret_vars if n not in facts.env_names]
+    facts.runs_files += [p for p in py.runs_files if p not in facts.runs_files]
 
 
 def echoed(inv: Invocation) -> str | None:
@@ -87,6 +88,13 @@ def path_key(path: str) -> str:
     while p.startswith("./"):
         p = p[2:]
     return p
+
+
+# Code that runs what it reads on stdin: python -c 'exec(sys.stdin.read())', perl -e 'eval <STDIN>'.
+_RUNS_STDIN = re.compile(
+    r"\b(?:exec|eval)\s*\(?\s*(?:input\s*\(|sys\.stdin|<STDIN>|STDIN\.read|\$stdin\.read|"
+    r"fs\.readFileSync\(\s*(?:0|['\"]/dev/stdin['\"]))"
+)
 
 
 def _is_shell(code: str) -> bool:
@@ -173,10 +181,16 @@ class Runners(Walker):
             args = [Word("-e", True, args[0].span), *args[1:]]
         codes: list[Word] = []
         script: Word | None = None
+        modules: list[str] = []  # perl -MLWP::Simple, ruby -rnet/http: part of what the code does
         i = 0
         while i < len(args):
             w = args[i]
             t = w.text
+            if (lang, t[:2]) in (("perl", "-M"), ("perl", "-m"), ("ruby", "-r")):
+                if len(t) > 2 or i + 1 < len(args):
+                    modules.append(t[2:] if len(t) > 2 else args[i + 1].text)
+                i += 1 if len(t) > 2 else 2
+                continue
             if t in flags and i + 1 < len(args):
                 codes.append(args[i + 1])
                 i += 2
@@ -205,9 +219,15 @@ class Runners(Walker):
         if not codes and any(w.text in SYNTAX_CHECK_FLAGS.get(lang, ()) for w in args[:i]):
             return  # `xargs php -l`, `ruby -c < f`: a syntax check runs nothing
         if codes:
+            prelude = "".join(
+                f"use {m.split('=', 1)[0]};\n" if lang == "perl" else f"require '{m}'\n"
+                for m in modules
+            )
             for code in codes:
+                if inv.stdin_text is not None and _RUNS_STDIN.search(code.text):
+                    self._analyze(inv.stdin_text, lang, inv, ctx)  # exec(input()) <<< CODE
                 if code.literal:
-                    self._analyze(code.text, lang, inv, ctx, span=code.span)
+                    self._analyze(prelude + code.text, lang, inv, ctx, span=code.span)
                 elif code.subs:
                     inv.exec_data = (*inv.exec_data, *code.subs)
                 else:
@@ -227,6 +247,12 @@ class Runners(Walker):
         while i < len(args):
             w = args[i]
             low = w.text.lower()
+            if (
+                (low in _PWSH_COMMAND or low in ("-file", "-f"))
+                and i + 1 < len(args)
+                and args[i + 1].text in ("-", "/dev/stdin")
+            ):
+                break  # -Command - / -File /dev/stdin: the code comes on stdin
             if low in _PWSH_COMMAND and i + 1 < len(args):
                 rest = args[i + 1 :]
                 if any(r.subs for r in rest):
@@ -241,13 +267,26 @@ class Runners(Walker):
                 )  # fmt: skip
                 return
             if low in ("-file", "-f") or not low.startswith("-"):
-                return  # a script file: judged as the project's code (see known escapes)
+                script = args[i + 1] if low in ("-file", "-f") and i + 1 < len(args) else w
+                if script.literal and not script.text.startswith("-"):
+                    self._ps1_file = True  # its named dangers are judged, not its other cmdlets
+                    try:
+                        self._run_file(script.text, inv, ctx, explicit=True, lang="powershell")
+                    finally:
+                        self._ps1_file = False
+                return
             i += 2 if _pwsh_takes_value(low) else 1
         if not self._stdin_code(inv, ctx, "powershell", text_subs):
             self.hits.append(Hit("cmd.interactive_shell", f"{inv.name} starts a shell", inv.span))
 
+    _ps1_file = False  # a .ps1 file is being read (a build script: only named dangers count)
+
     def _powershell_code(self, code: str, inv: Invocation, ctx: Ctx, span: Span) -> None:
+        for argv in pwsh.shell_equivalents(code):
+            self.nested(" ".join(quote_text(a) for a in argv), ctx, span, f"{inv.name} code")
         for found, message, target in pwsh.judge_powershell(code):
+            if self._ps1_file and found == "cmd.opaque_command":
+                continue  # a script's own cmdlets are the project's code, as a .sh file's are
             if target is not None:
                 self._synthetic(["rm", "-rf", target], span, ctx, f"{inv.name} code")
             else:
@@ -294,6 +333,9 @@ class Runners(Walker):
             self._synthetic(["rm", "-rf", path], where, ctx, via)
         for path in facts.delete_files:
             self._synthetic(["rm", path], where, ctx, via)
+        for path in facts.runs_files[:4]:
+            # judged as `python3 FILE` is: a file the line downloaded, then run, is linked
+            self._synthetic([inv.name, path], where, ctx, via)
         for path, appends in facts.writes:
             # judged like the shell redirect it amounts to (device, history, hooks, start-up)
             self.nested(f": {'>>' if appends else '>'} {quote_text(path)}", ctx, where, via)

@@ -21,6 +21,7 @@ from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
+from domestique.guard.rules.vocab import DOWNLOADERS
 from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
 
@@ -159,6 +160,9 @@ def unfold_command(command: str, *, cwd: str | None = None, env: GuardEnv = NO_M
     Scripts the command runs are read through ``env.read_file`` (none by default).
     """
     return Unfolder(cwd, env).unfold(command)
+
+
+_RM_NAMES = frozenset({"rm", "shred", "srm", "wipe", "unlink"})
 
 
 class Unfolder(Runners):
@@ -601,12 +605,12 @@ class Unfolder(Runners):
                 items += [Word(w.text, w.literal, w.span) for w in texts]
             elif f.name == "pwd":
                 items.append(Word(".", True, f.span))
-            elif (
-                f.name == "ls"
-                and replace
-                and not any(a.startswith("-") and "d" in a for a in f.args)
-            ):
-                items.append(Word("*", True, f.span))  # the names in the listed folder
+            elif f.name == "ls" and not any(a.startswith("-") and "d" in a for a in f.args):
+                listed = [w for w in f.words[1:] if not w.text.startswith("-")]
+                if replace or not listed:
+                    # the names in the listed folder; `ls DIR` prints names relative to DIR,
+                    # which xargs would read against the working folder: not followed
+                    items.append(Word("*", True, f.span))
             elif f.name == "ls" and any(a.startswith("-") and "d" in a for a in f.args):
                 items += [Word(w.text, w.literal, w.span) for w in f.words[1:]
                           if not w.text.startswith("-")]  # fmt: skip
@@ -614,6 +618,19 @@ class Unfolder(Runners):
                 items += _find_prints(f)
             elif f.name == "cat" and f.stdin_text is not None and len(f.words) == 1:
                 items += [Word(t, "$" not in t, f.span) for t in f.stdin_text.split()]
+            elif (
+                f.name in DOWNLOADERS
+                and program_name(runs[0].text) in _RM_NAMES
+                and any(
+                    w.text.startswith("-") and not w.text.startswith("--") and "r" in w.text.lower()
+                    for w in runs[1:]
+                )
+            ):
+                # curl URL | xargs rm -rf: the server names what is deleted, / or ~ included
+                message = "xargs deletes what the network names (any path)"
+                self.hits.append(
+                    Hit("cmd.destructive.rm_root", message, inv.span, f.render() + " | xargs")
+                )
         if not items:
             return runs
         if replace_str:

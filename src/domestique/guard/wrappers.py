@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from domestique.guard.model import Invocation, Word
-from domestique.guard.names import ENV_CLEARED
+from domestique.guard.model import Invocation, Word, program_name
+from domestique.guard.names import ENV_CLEARED, INTERPRETERS, SHELLS
 
 # What one step gives: the words the wrapper runs, or the shell code it runs (``su -c CODE``);
 # None when it runs nothing the guard can open (the wrapper itself is then the invocation).
@@ -258,6 +258,44 @@ def _exec(name: str, rest: list[Word], inv: Invocation, feed: Feed) -> Step | No
     return None if not rest else (skip_options(rest, SPECS["exec"].opts_with_arg), None)
 
 
+# Project runners: `uv run CMD`, `poetry run CMD`, `npx node …` run CMD in the project's
+# environment. Opened only when CMD is a shell or an interpreter (whose code the guard reads) and
+# nothing is fetched for the run (`uv run --with git+URL …` stays for the install rules).
+_RUNNER_VERB = {"uv": "run", "poetry": "run", "pipenv": "run", "pdm": "run", "hatch": "run",
+                "rye": "run", "conda": "run", "mamba": "run", "micromamba": "run", "npx": "",
+                "bunx": "", "pnpx": ""}  # fmt: skip
+_RUNNER_OPTS = frozenset(
+    {"-p", "--python", "--project", "--directory", "--env-file", "--extra", "--group",
+     "--package", "-n", "--name", "--prefix", "-e", "--env", "--cwd", "--no-env-file",
+     "--no-project", "--frozen", "--locked", "--isolated", "--quiet", "-q", "-y", "--yes",
+     "--no-install", "--offline", "--no-sync", "--all-extras", "--no-capture-output",
+     "--live-stream", "-v", "--verbose"}
+)  # fmt: skip
+_RUNNER_WITH_ARG = frozenset(
+    {"-p", "--python", "--project", "--directory", "--env-file", "--extra", "--group",
+     "--package", "-n", "--name", "--prefix", "-e", "--env", "--cwd"}
+)  # fmt: skip
+
+
+def _project_run(name: str, rest: list[Word], inv: Invocation, feed: Feed) -> Step | None:
+    verb = _RUNNER_VERB[name]
+    if verb:
+        if not rest or rest[0].text != verb:
+            return None
+        rest = rest[1:]
+    i = 0
+    while i < len(rest) and rest[i].text.startswith("-"):
+        opt = rest[i].text.split("=", 1)[0]
+        if opt not in _RUNNER_OPTS:
+            return None  # --with, --from, a package spec: judged as the runner itself
+        i += 2 if opt in _RUNNER_WITH_ARG and "=" not in rest[i].text else 1
+    runs = rest[i:]
+    if len(runs) < 2 or not runs[0].literal:
+        return None  # `uv run /bin/sh` alone: a shell escape, judged as the runner itself
+    prog = program_name(runs[0].text)
+    return (runs, None) if prog in SHELLS or prog in INTERPRETERS else None
+
+
 def _spec(
     *opts: str,
     attached: str = "",
@@ -333,8 +371,11 @@ SPECS: dict[str, WrapperSpec] = {
     "su": _spec(special=_su),
     "tmux": _spec(special=_session),
     "screen": _spec(special=_session),
+    **{runner: _spec(special=_project_run) for runner in _RUNNER_VERB},
 }  # fmt: skip
 WRAPPERS = frozenset(SPECS)
+# Runners that are tools of their own as well: left as the invocation, the rules judge them.
+PROJECT_RUNNERS = frozenset(_RUNNER_VERB)
 
 
 def unwrap(name: str, words: list[Word], inv: Invocation, feed: Feed) -> Step | None:

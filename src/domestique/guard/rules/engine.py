@@ -21,6 +21,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     evasion,
     files,
     git,
+    links,
     network,
     recon,
     table,
@@ -37,9 +38,9 @@ from domestique.guard.rules.registry import (
     line_mask,
 )
 from domestique.guard.rules.vocab import NETWORK
-from domestique.guard.wrappers import WRAPPERS
+from domestique.guard.wrappers import PROJECT_RUNNERS, WRAPPERS
 
-_SHELL_ESCAPE_SKIP = SHELLS | escapes.SHELL_ESCAPE_OK | WRAPPERS
+_SHELL_ESCAPE_SKIP = SHELLS | escapes.SHELL_ESCAPE_OK | (WRAPPERS - PROJECT_RUNNERS)
 _ENDS_DELETER = operator.methodcaller("endswith", ("rm", "shred", "unlink"))
 _RULES_FOR: dict[tuple[object, ...], tuple[InvocationRule, ...]] = {}
 

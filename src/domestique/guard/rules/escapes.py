@@ -16,14 +16,14 @@ from domestique.guard.paths import (
 )
 from domestique.guard.rules.common import SHELL_ARG
 from domestique.guard.rules.registry import Context, rule
-from domestique.guard.wrappers import WRAPPERS
+from domestique.guard.wrappers import PROJECT_RUNNERS, WRAPPERS
 
 
 @rule(programs=None, when="mentions_sh", also=("env",))
 def _rule_shell_escape(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """A tool given a shell to start (GTFOBins): ``-TT 'sh #'``, ``:!/bin/sh``, ``exec=/bin/sh``."""
     n = inv.name
-    if n in SHELLS or n in SHELL_ESCAPE_OK or n in WRAPPERS:
+    if n in SHELLS or n in SHELL_ESCAPE_OK or (n in WRAPPERS and n not in PROJECT_RUNNERS):
         return
     if not inv.env and "sh" not in "\n".join(inv.args):
         return  # SHELL_ARG needs "sh" in a word (cheap first: this rule runs on most commands)

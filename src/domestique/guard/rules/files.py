@@ -62,6 +62,31 @@ _HOME_CACHES = re.compile(
 _RM_NAMES = frozenset({"rm", "unlink", "shred", "srm", "trash", "rmdir", "wipe"})
 
 
+def _echoed_target(t: Word, ctx: Context) -> str:
+    """``"$(echo ~)"``, ``$(printf %s "$HOME")``, ``$(eval echo ~$USER)``: the target is what
+    the echo prints (the shell expands its words first); any other word is itself."""
+    if len(t.subs) != 1 or not t.text.startswith(("$(", "`")):
+        return t.text
+    f = ctx.invs[t.subs[0]] if t.subs[0] < len(ctx.invs) else None
+    if f is None or f.upstream:
+        return t.text
+    words = [w.text for w in f.words]
+    if f.name == "mktemp" and all(w.literal for w in f.words):
+        return "/tmp/tmp.mktemp"  # noqa: S108 - a new temporary file or folder, named for classify
+    if f.name == "eval" and words[1:2] == ["echo"]:
+        words = words[1:]
+    if words[:1] == ["echo"] and len(words) == 2:
+        printed = words[1]
+    elif words[:2] == ["printf", "%s"] and len(words) == 3:
+        printed = words[2]
+    else:
+        return t.text
+    suffix = t.text[t.text.rindex(")") + 1 :] if ")" in t.text else ""
+    if re.match(r"^~\$\{?(?:USER|LOGNAME)\}?$", printed):
+        printed = "~"  # ~$USER: one's own home
+    return printed + suffix
+
+
 @rule(programs=_RM_NAMES)
 def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     n = inv.name
@@ -81,7 +106,7 @@ def _rule_rm(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         return
     base = cd_before(inv, ctx) if ctx.invs[0] is not inv else None
     for t in targets:
-        place = classify(t.text, ctx.cwd, ctx.env)
+        place = classify(_echoed_target(t, ctx), ctx.cwd, ctx.env)
         if base is not None and place is Place.PROJECT_ROOT:
             # `cd ~ && rm -rf .`: the folder the line went to, not the working folder
             moved = classify(
@@ -484,6 +509,14 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             n in ("http", "https", "xh") and args[:1] and args[0].upper() == "DELETE"
         ):  # fmt: skip
             yield Hit("cmd.destructive.data", f"{n} sends an HTTP DELETE", inv.span, judged)
+            return
+    if n == "rsync" and any(a.startswith("--delete") for a in args):
+        _, paths = opts(inv.words[1:])
+        dest = paths[-1].text if len(paths) >= 2 else ""
+        place = classify(dest, ctx.cwd, ctx.env) if dest and ":" not in dest else None
+        if place is Place.ROOT:  # rsync -a --delete empty/ ~/: home made a copy of nothing
+            yield Hit("cmd.destructive.rm_root", f"rsync --delete empties {dest}", inv.span,
+                      judged)  # fmt: skip
             return
     if (
         n == "rsync"

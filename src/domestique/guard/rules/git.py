@@ -6,7 +6,8 @@ import re
 from collections.abc import Iterator
 
 from domestique.guard.model import Hit, Invocation, Word
-from domestique.guard.rules.common import git_split, opts
+from domestique.guard.paths import Place, classify
+from domestique.guard.rules.common import cd_before, git_split, opts
 from domestique.guard.rules.registry import Context, rule
 from domestique.guard.rules.scoped import (
     only_lock_files,
@@ -24,6 +25,13 @@ _GIT_EXEC_KEYS = re.compile(
 
 
 _GIT_TLS_KEY = re.compile(r"(?i)^http\.(?:.+\.)?sslverify$")
+
+
+def _repo_folder(inv: Invocation, ctx: Context) -> str | None:
+    """The folder git works in: its last ``-C DIR``, else the folder a ``cd`` went to."""
+    words = [w.text for w in inv.words]
+    dirs = [words[i + 1] for i, t in enumerate(words[:-1]) if t == "-C"]
+    return dirs[-1] if dirs else cd_before(inv, ctx)
 
 
 @rule(programs={"git"})
@@ -89,6 +97,14 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         ):
             yield Hit("cmd.destructive.git_discard", "git clean -f deletes untracked files",
                       inv.span, judged)  # fmt: skip
+            repo = _repo_folder(inv, ctx)
+            if (
+                "d" in flags
+                and repo is not None
+                and classify(repo, ctx.cwd, ctx.env) is (Place.ROOT)
+            ):  # git -C ~ clean -ffdx: every untracked file and folder of home (or /)
+                yield Hit("cmd.destructive.rm_root", f"git clean -d deletes all of {repo}",
+                          inv.span, judged)  # fmt: skip
     elif sub == "stash" and args[:1] and args[0] in ("drop", "clear"):
         yield Hit("cmd.destructive.git_discard", f"git stash {args[0]}", inv.span, judged)
     elif sub == "branch" and any(

@@ -4,7 +4,6 @@ credentials, code that is fetched then run, package installs.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterator
 
@@ -22,7 +21,6 @@ from domestique.guard.rules.common import (
     DROP_HOSTS,
     OUTSIDE_PLACES,
     REMOTE_PATH,
-    URL_START,
     build_output,
     cd_before,
     cred_hint,
@@ -31,7 +29,6 @@ from domestique.guard.rules.common import (
     git_split,
     is_egress,
     opts,
-    shadowed_tool,
     span_of,
 )
 from domestique.guard.rules.registry import Context, line_rule, position, rule
@@ -41,82 +38,8 @@ from domestique.guard.rules.scoped import (
     plain_container_run,
     transfer_operands,
 )
-from domestique.guard.rules.vocab import (
-    DECODERS,
-    DOWNLOADERS,
-    FETCHERS,
-    LOOK_ONLY,
-    RAW_NETWORK,
-)
+from domestique.guard.rules.vocab import DOWNLOADERS, LOOK_ONLY, RAW_NETWORK
 from domestique.sensitive_paths import is_env_file
-
-
-def _saved_paths(inv: Invocation) -> list[str]:
-    """Files a download or decode writes (-o/-O, > file, wget's default name)."""
-    out = [r.target.text for r in inv.redirects if r.writes and r.fd in ("", "1")]
-    words = inv.words
-    urls = [w.text for w in words[1:] if URL_START.match(w.text)]
-    for i, w in enumerate(words[1:], start=1):
-        t = w.text
-        nxt = words[i + 1].text if i + 1 < len(words) else ""
-        if t in ("-o", "--output", "-O", "--output-document") and nxt and nxt != "-":
-            if not (inv.name == "curl" and t == "-O"):
-                out.append(nxt)
-        elif t.startswith(("--output=", "--output-document=")):
-            out.append(t.split("=", 1)[1])
-        elif t.startswith("-o") and len(t) > 2 and inv.name == "curl":
-            out.append(t[2:])
-        elif (
-            inv.name == "curl"
-            and t.startswith("-")
-            and not t.startswith("--")
-            and t.endswith("o")
-            and nxt
-            and nxt != "-"
-        ):
-            out.append(nxt)  # -Lo FILE, -sSLo FILE
-    curl_remote_name = inv.name == "curl" and any(
-        a == "--remote-name" or (a.startswith("-") and not a.startswith("--") and "O" in a)
-        for a in inv.args
-    )
-    default_named = inv.name in ("wget", "wget2", "aria2c", "axel")
-    if inv.name == "aria2c":  # -d DIR: the folder the files go to
-        folder = [inv.args[i + 1] for i, a in enumerate(inv.args[:-1]) if a in ("-d", "--dir")]
-        if folder:
-            names = [p for p in out if "/" not in p] or [
-                posixpath.basename(u.split("?", 1)[0]) for u in urls
-            ]
-            out += [posixpath.join(folder[-1], p) for p in names]
-    named = ("-O", "-qO-", "-O-", "-o") if inv.name in ("aria2c", "axel") else ("-O", "-qO-", "-O-")
-    if (default_named and not any(a in named for a in inv.args)) or (curl_remote_name):
-        out += [posixpath.basename(u.split("?", 1)[0]) or "index.html" for u in urls]
-    return [_key(p) for p in out if p]
-
-
-def _key(path: str) -> str:
-    p = path.strip()
-    while p.startswith("./"):
-        p = p[2:]
-    return posixpath.basename(p) if "/" not in p.lstrip("/") else p
-
-
-def _executed_paths(inv: Invocation) -> list[Word]:
-    """Files an invocation runs as code."""
-    n = inv.name
-    words = inv.words
-    if not words:
-        return []
-    if "/" in words[0].text and n not in ("[",):
-        return [words[0]]
-    if n in ("source", ".") and len(words) > 1:
-        return [words[1]]
-    if n in SHELLS or n in INTERPRETERS:
-        _, rest = opts(words[1:])
-        if any(w.text in ("-c", "-e", "-E", "-r") for w in words[1:]):
-            return []
-        return rest[:1]
-    return []
-
 
 _NET_SHELL_NAMES = frozenset(
     {"nc", "ncat", "netcat", "cryptcat", "pwncat", "sbd", "socat", "xterm"}
@@ -318,119 +241,6 @@ def _judged_feeder(inv: Invocation) -> bool:
     if inv.name == "cat" and all(w.literal for w in inv.words):
         return True
     return inv.name in ("true", ":", "yes")
-
-
-def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
-    """(files, folders) another tool fetches from elsewhere: aria2c, scp/rsync/sftp from a
-    host, git/hg/svn clone, gh repo clone."""
-    n, args = inv.name, inv.args
-    _, rest = opts(inv.words[1:])
-    paths = [w.text for w in rest]
-    if n == "aria2c":
-        named = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--out")]
-        named += [a.split("=", 1)[1] for a in args if a.startswith("--out=")]
-        urls = [a for a in args if URL_START.match(a)]
-        return named or [posixpath.basename(u.split("?", 1)[0]) for u in urls], []
-    if n in ("scp", "rsync") and len(paths) >= 2 and not REMOTE_PATH.match(paths[-1]):
-        sources = [p for p in paths[:-1] if REMOTE_PATH.match(p)]
-        if not sources:
-            return [], []
-        dest = paths[-1]
-        if dest in (".", "./") or dest.endswith("/"):
-            base = "" if dest in (".", "./") else dest
-            return [base + posixpath.basename(p.split(":", 1)[1]) for p in sources], []
-        return [dest], []
-    if (n in ("git", "hg") and args[:1] == ["clone"]) or (n == "svn" and args[:1] in (
-        ["checkout"], ["co"],
-    )) or (n == "gh" and args[:2] == ["repo", "clone"]):  # fmt: skip
-        positional = [a for a in args[1:] if not a.startswith("-") and a not in ("clone",)]
-        if n == "git":
-            positional = []
-            skip = False
-            for t in [w.text for w in git_split(inv.words)[1][1:]]:
-                if skip:
-                    skip = False
-                elif t in _CLONE_VALUE_OPTIONS:
-                    skip = True
-                elif not t.startswith("-"):
-                    positional.append(t)
-        if not positional:
-            return [], []
-        if len(positional) >= 2:
-            return [], [positional[1].rstrip("/")]
-        name = posixpath.basename(positional[0].rstrip("/").split(":")[-1])
-        return [], [name.removesuffix(".git")]
-    return [], []
-
-
-_CLONE_VALUE_OPTIONS = frozenset(
-    {"--depth", "-b", "--branch", "-o", "--origin", "--reference", "-c", "--config",
-     "--template", "-j", "--jobs", "--filter", "--separate-git-dir", "-u", "--upload-pack",
-     "--shallow-since", "--shallow-exclude", "--reference-if-able", "--server-option"}
-)  # fmt: skip
-
-
-_SAVED_EXEC_NAMES = (
-    DOWNLOADERS | (DECODERS - {"echo", "printf"}) | FETCHERS | frozenset(INTERPRETERS)
-)
-
-
-@line_rule(programs=_SAVED_EXEC_NAMES)
-def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
-    saved: dict[str, tuple[str, Invocation]] = {}
-    folders: dict[str, Invocation] = {}
-    shadows: dict[str, Invocation] = {}  # a downloaded program put in a PATH folder, by name
-    inside: str | None = None  # the fetched folder a `cd` entered
-    for inv in ctx.invs:
-        if inv.name == "cd" and inv.args:
-            target = inv.args[0].rstrip("/")
-            inside = target if target in folders else None
-        for w in _executed_paths(inv):
-            key = _key(w.text)
-            folder = next((f for f in folders if key.startswith(f + "/")), None)
-            if inside and not w.text.startswith(("/", "~", "$")):
-                folder = folder or inside
-            if key in saved:
-                kind, src = saved[key]
-                code = "cmd.pipe_to_shell" if kind == "download" else "cmd.decode_exec"
-                yield Hit(
-                    code,
-                    f"{w.text} is {kind}ed, then run",
-                    span_of(src.span, inv.span),
-                    src.render() + " ; " + inv.render(),
-                )
-            elif folder is not None:
-                src = folders[folder]
-                yield Hit(
-                    "cmd.pipe_to_shell",
-                    f"{w.text} comes from {src.name} {folder}, then runs",
-                    span_of(src.span, inv.span),
-                    src.render() + " ; " + inv.render(),
-                )
-        words = inv.words
-        if words and inv.name in shadows and "/" not in words[0].text:
-            src = shadows[inv.name]
-            yield Hit(
-                "cmd.pipe_to_shell",
-                f"{inv.name} was downloaded into a PATH folder, then run",
-                span_of(src.span, inv.span),
-                src.render() + " ; " + inv.render(),
-            )
-        if downloads(inv):
-            for p in _saved_paths(inv):
-                saved[p] = ("download", inv)
-                tool = shadowed_tool(p, ctx.cwd, ctx.env)
-                if tool:
-                    shadows[tool] = inv
-        elif decodes(inv) and inv.name not in ("echo", "printf"):
-            for p in _saved_paths(inv):
-                saved[p] = ("decode", inv)
-        elif inv.name in FETCHERS:
-            files, dirs = _fetched(inv)
-            for p in files:
-                saved[_key(p)] = ("download", inv)
-            for d in dirs:
-                folders[_key(d)] = inv
 
 
 _SPLIT_PIECES = re.compile(r"[=@,:]")
