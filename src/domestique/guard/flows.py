@@ -26,6 +26,7 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("auth", "print-identity-token"),
             ("auth", "application-default", "print-access-token"),
             ("config", "config-helper"),
+            ("secrets", "versions", "access"),
         ),
         "google",
     ),
@@ -77,12 +78,22 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     "op": ((("read",), ("item", "get")), ""),
     "pass": ((("show",),), ""),
     "gopass": ((("show",),), ""),
-    "bw": ((("get",),), ""),
+    "bw": ((("get",), ("export",)), ""),
+    "rbw": ((("get",),), ""),
+    "keepassxc-cli": ((("show",), ("export",)), ""),
+    "gpg": ((("--export-secret-keys",), ("--export-secret-subkeys",)), ""),
+    "infisical": ((("secrets",), ("export",)), ""),
+    "doppler": ((("secrets",),), ""),
+    "sops": ((("-d",), ("--decrypt",), ("decrypt",)), ""),
+    "chamber": ((("read",), ("export",)), ""),
     "lpass": ((("show",),), ""),
     "doctl": ((("auth", "token"),), "digitalocean"),
     "heroku": ((("auth:token",), ("authorizations:create",)), "heroku"),
     "npm": ((("token", "list"), ("token", "create")), "npm"),
-    "glab": ((("auth", "token"),), "gitlab"),
+    "glab": (
+        (("auth", "token"), ("auth", "status", "-t"), ("auth", "status", "--show-token")),
+        "gitlab",
+    ),
     "flyctl": ((("auth", "token"),), "fly"),
     "fly": ((("auth", "token"),), "fly"),
     "vercel": ((("whoami", "--token"),), "vercel"),
@@ -92,12 +103,33 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     "docker-credential-pass": ((("get",),), "docker"),
     "docker-credential-gcloud": ((("get",),), "google"),
     "docker-credential-ecr-login": ((("get",),), "aws"),
-    "security": ((("find-generic-password",), ("find-internet-password",)), ""),
+    "security": (
+        (("find-generic-password",), ("find-internet-password",), ("dump-keychain",), ("export",)),
+        "",
+    ),
     "keyring": ((("get",),), ""),
     "ssh-add": ((("-L",),), ""),
 }
-PRINTER_NAMES = frozenset(_PRINTERS)
-_PRINTER_FLAGS = frozenset({"-t", "-L", "--raw", "--show-token", "--expose-token", "--token"})
+_PRINTERS["gopass"] = _PRINTERS["pass"]
+PRINTER_NAMES = frozenset(_PRINTERS) | {"printenv"}
+_PRINTER_FLAGS = frozenset(
+    {"-t", "-L", "--raw", "--show-token", "--expose-token", "--token", "-d", "--decrypt",
+     "--export-secret-keys", "--export-secret-subkeys"}
+)  # fmt: skip
+# Options of the cloud and cluster tools that take a value (written before the subcommand).
+_GLOBAL_VALUE_OPTIONS = frozenset(
+    {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server",
+     "--profile", "--region", "--project", "--account", "--configuration", "--subscription",
+     "--endpoint-url", "--output", "--format", "--query", "--hostname", "-R", "--repo",
+     "--address", "-address", "--namespace-id", "--vault", "--account-id", "--team"}
+)  # fmt: skip
+# ``pass NAME`` / ``gopass NAME`` print the entry: every word but these subcommands is a name.
+_PASS_COMMANDS = frozenset(
+    {"ls", "list", "find", "search", "grep", "insert", "add", "edit", "generate", "rm", "remove",
+     "delete", "mv", "rename", "cp", "copy", "git", "init", "help", "version", "otp", "setup",
+     "sync", "config", "mounts", "templates", "audit", "fsck", "completion", "update", "alias",
+     "recipients", "create", "new", "cat", "history", "link", "fscopy", "fsmove", "env"}
+)  # fmt: skip
 
 _PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "github": ("github.com", "githubusercontent.com", "ghcr.io", "github.io"),
@@ -160,9 +192,21 @@ def printed_credential(name: str, args: list[str]) -> str | None:
     """The provider ('' when unknown) when ``name args`` prints a credential, else None."""
     entry = _PRINTERS.get(name)
     if entry is None:
-        return None
+        return printed_variable(name, args)
     shapes, provider = entry
-    words = [a for a in args if not a.startswith("-") or a in _PRINTER_FLAGS]
+    words = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _GLOBAL_VALUE_OPTIONS:
+            skip = True  # kubectl -n prod get secrets: "prod" is the option's value
+        elif not a.startswith("-") or a in _PRINTER_FLAGS:
+            words.append(a)
+    if name in ("pass", "gopass") and words and words[0] not in _PASS_COMMANDS:
+        return ""  # pass NAME: shows the entry
+    if name in ("pass", "gopass") and words[:1] in (["otp"], ["cat"]) and len(words) > 1:
+        return ""
     for shape in shapes:
         if tuple(words[: len(shape)]) == shape:
             if name == "kubectl" and shape[0] == "get" and not _kubectl_shows_data(args):
@@ -173,14 +217,24 @@ def printed_credential(name: str, args: list[str]) -> str | None:
                 and not any("secret" in a or "token" in a for a in args)
             ):
                 continue
-            if name == "security" and not any(
-                a.startswith("-") and "w" in a.lstrip("-") for a in args
+            if (
+                name == "security"
+                and shape[0].startswith("find-")
+                and not any(a.startswith("-") and "w" in a.lstrip("-") for a in args)
             ):
                 continue  # without -w the password is not printed
             return provider
     if name == "gh" and "--show-token" in args:
         return "github"
     return None
+
+
+def printed_variable(name: str, args: list[str]) -> str | None:
+    """``printenv NAME`` of a secret-named variable: its provider ('' when none), else None."""
+    if name != "printenv":
+        return None
+    secret = [a for a in args if is_secret_name(a)]
+    return variable_provider(secret[0]) if secret else None
 
 
 def _kubectl_shows_data(args: list[str]) -> bool:

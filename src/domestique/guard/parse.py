@@ -119,6 +119,23 @@ CODE_VARIABLES = frozenset(
 _HOME_VALUE = re.compile(r"^(?:\$HOME|\$\{HOME\})(?:/[\w.@+-]*)*/?$")
 
 
+_EXPANDING = frozenset(
+    {"command_substitution", "process_substitution", "expansion", "simple_expansion",
+     "arithmetic_expansion", "brace_expression"}
+)  # fmt: skip
+
+
+def _expands(node: Node) -> bool:
+    """Does the word hold anything the shell expands (a variable, a substitution, braces)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in _EXPANDING:
+            return True
+        stack.extend(n.children)
+    return False
+
+
 def _join_words(a: Word, b: Word) -> Word:
     return Word(a.text + b.text, a.literal and b.literal, (a.span[0], b.span[1]),
                 a.subs + b.subs, a.procsub or b.procsub)  # fmt: skip
@@ -134,6 +151,7 @@ class Walker:
         self.hits: list[Hit] = []
         self.vars: dict[str, str] = {}
         self.var_subs: dict[str, tuple[int, ...]] = {}
+        self.var_alias: dict[str, str] = {}  # name -> the variable references its value holds
         self.assignments: list[tuple[str, Word]] = []
         self.functions: dict[str, Span] = {}
         self.scripts_read = 0
@@ -260,6 +278,9 @@ class Walker:
             self._declaration(node, ctx)
         elif t == "function_definition":
             self._function(node, ctx)
+        elif t == "for_statement":
+            self._for_words(node, ctx)
+            self._statements(node, ctx)
         elif t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return
         elif t in ("command_substitution", "process_substitution"):
@@ -392,6 +413,11 @@ class Walker:
                 self.vars.pop(name, None)
                 if value.subs:
                     self.var_subs[name] = value.subs
+                elif "$" in value.text and "$(" not in value.text and "`" not in value.text:
+                    # K=$OPENAI_API_KEY: $K is whatever $OPENAI_API_KEY is; keep the reference
+                    self.var_alias[name] = value.text
+                    return name, value
+            self.var_alias.pop(name, None)
         return name, value
 
     def _declaration(self, node: Node, ctx: Ctx) -> None:
@@ -423,6 +449,28 @@ class Walker:
         )
         if name and calls and (len(calls) >= 2 or any(c.background for c in calls) or piped):
             self.hits.append(Hit("cmd.fork_bomb", f"function {name} calls itself", span))
+
+    def _for_words(self, node: Node, ctx: Ctx) -> None:
+        """``for p in A B; do … $p …``: $p is each of A and B in turn, so it stands for all of
+        them (judged as the list, split into words) when they are known; otherwise unknown."""
+        var = node.child_by_field_name("variable")
+        if var is None:
+            return
+        name = self._t.source(var)
+        values = node.children_by_field_name("value")
+        self.vars.pop(name, None)
+        self.var_subs.pop(name, None)
+        self.var_alias.pop(name, None)
+        if not values or len(values) > 64 or any(_expands(v) for v in values):
+            return
+        texts: list[str] = []
+        for v in values:
+            words = self._word(v, ctx)
+            if not all(w.literal for w in words):
+                return
+            texts += [w.text for w in words]
+        if texts:
+            self.vars[name] = IFS_SPLIT.join(texts)
 
     # ---------------------------------------------------------------- words
 
@@ -530,6 +578,10 @@ class Walker:
             value = self.vars[name]
             # Unquoted, a known value is split into words as bash would.
             parts.append(value if quoted else value.replace(" ", IFS_SPLIT))
+            return
+        if simple and name in self.var_alias:
+            state["literal"] = False
+            parts.append(self.var_alias[name])
             return
         if simple and name in self.var_subs:
             subs.extend(self.var_subs[name])

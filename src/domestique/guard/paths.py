@@ -174,7 +174,7 @@ CREDENTIAL_FILES = re.compile(
     r"\.mozilla/firefox/.*(?:cookies\.sqlite|key[34]\.db|signons\.sqlite)$|"
     r"Firefox/Profiles/.*(?:cookies\.sqlite|logins\.json|key[34]\.db)$|"
     # a process's environment holds its API keys and tokens
-    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?)/environ$|"
+    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?|[\d*?\[\]-]+)/environ$|"
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
     r"(?:^|/)\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf)$"
@@ -199,7 +199,8 @@ SENSITIVE_FILES = re.compile(
 PERSISTENCE_FILES = re.compile(
     r"(?:^|/)(?:"
     r"\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|"
-    r"zlogout|kshrc|cshrc|tcshrc|xinitrc|xsessionrc|xprofile|inputrc)$|\.config/fish(?:/.*)?$|"
+    r"bash_aliases|bash_functions|zsh_aliases|aliases|zlogout|kshrc|cshrc|tcshrc|xinitrc|"
+    r"xsessionrc|xprofile|inputrc)$|\.config/fish(?:/.*)?$|"
     r"\.ssh/(?:authorized_keys2?|rc|environment)$|\.config/autostart(?:/.*)?$|\.config/systemd(?:/.*)?$|"
     r"Library/Launch(?:Agents|Daemons)(?:/.*)?$|etc/systemd/.+|(?:usr/)?lib/systemd/system/.+|"
     r"etc/init\.d/.+|etc/rc\.local$|etc/rc\.d/.+|etc/cron[^/]*(?:/.*)?$|var/spool/cron/.*|"

@@ -13,7 +13,9 @@ import re
 
 PIP_NAMES = frozenset({"pip", "pip3", "pipx", "uv", "uvx", "poetry", "pdm", "pipenv", "conda"})
 NODE_NAMES = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "deno"})
-OTHER_NAMES = frozenset({"go", "cargo", "gem", "composer", "bundle", "dotnet", "nuget", "brew"})
+OTHER_NAMES = frozenset(
+    {"go", "cargo", "gem", "composer", "bundle", "dotnet", "nuget", "brew", "mamba", "micromamba"}
+)
 NAMES = PIP_NAMES | NODE_NAMES | OTHER_NAMES
 
 # A requirement that names a place instead of a package: URLs, VCS URLs, archives on a server.
@@ -41,6 +43,27 @@ _INSTALL_VERBS = frozenset(
 _GO_REMOTE = re.compile(r"^[\w-]+(?:\.[\w-]+)+/\S+@\S+$")
 
 
+_GO_DEFAULT_PROXY = re.compile(r"(?i)^(?:https://proxy\.golang\.org/?|direct|off)$")
+
+
+def foreign_index_value(name: str, value: str) -> str | None:
+    """The place a package-source variable (``PIP_INDEX_URL``, ``GOPROXY``, ``BUNDLE_MIRROR__…``)
+    points installs to when it is not the default registry; None otherwise."""
+    v = value.strip("'\"")
+    if name == "GOPROXY":
+        parts = [p for p in re.split(r"[,|]", v) if p]
+        foreign = [p for p in parts if not _GO_DEFAULT_PROXY.match(p)]
+        return foreign[0] if foreign else None
+    if name.startswith("HOMEBREW_"):
+        return v or None
+    if name == "CONDA_CHANNELS":
+        urls = [p for p in v.split(",") if "://" in p]
+        return urls[0] if urls else None
+    urls = [p for p in re.split(r"[\s,]+", v) if "://" in p or p.startswith("git@")]
+    foreign = [u for u in urls if not _DEFAULT_INDEXES.match(u)]
+    return foreign[0] if foreign else None
+
+
 def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
     out: list[str] = []
     for i, a in enumerate(args):
@@ -54,6 +77,8 @@ def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
 
 def untrusted_install(name: str, args: list[str]) -> str | None:
     """Why ``name args`` installs or runs code from an untrusted place; None when it does not."""
+    if name in ("conda", "mamba", "micromamba"):
+        return _other_sources(name, args) or (_pip(name, args) if name == "conda" else None)
     if name in PIP_NAMES:
         return _pip(name, args)
     if name in NODE_NAMES:
@@ -69,11 +94,56 @@ def untrusted_install(name: str, args: list[str]) -> str | None:
                 return f"cargo install {o} builds code from a repository"
         return None
     if name in ("gem", "composer", "bundle", "dotnet", "nuget", "brew"):
+        why = _other_sources(name, args)
+        if why:
+            return why
         values = _option_values(args, _INDEX_OPTIONS)
         if any(not _DEFAULT_INDEXES.match(v) for v in values):
             return f"{name} installs from another source ({values[0][:60]})"
         if name == "brew" and args[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in args):
             return "brew installs a formula from a URL"
+    return None
+
+
+def _other_sources(name: str, args: list[str]) -> str | None:
+    """gem/brew/bundle/conda shapes that name a place: a URL to install, a source or tap added."""
+    verbs = [a for a in args if not a.startswith("-")]
+    if name == "gem":
+        if verbs[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in verbs[1:]):
+            return "gem installs a gem from a URL"
+        if verbs[:1] == ["sources"]:
+            added = _option_values(args, ("--add", "-a"))
+            if any(not _DEFAULT_INDEXES.match(v) for v in added):
+                return f"gem sources adds {added[0][:60]}: later installs come from there"
+    elif name == "brew" and verbs[:1] == ["tap"] and len(verbs) >= 3:
+        return f"brew taps formulae from {verbs[2][:60]}"
+    elif name == "bundle" and verbs[:1] == ["config"]:
+        keys = [v for v in verbs[1:] if v not in ("set", "--global", "--local")]
+        if keys and keys[0].lower().startswith("mirror.") and any("://" in k for k in keys[1:]):
+            return f"bundle config sets a mirror ({keys[-1][:60]}): installs come from there"
+    elif name in ("conda", "mamba", "micromamba"):
+        channels = _option_values(args, ("-c", "--channel"))
+        remote = [c for c in channels if "://" in c]
+        if remote and bool({"install", "create", "update", "env"} & set(verbs)):
+            return f"{name} installs from the channel {remote[0][:60]}"
+        if verbs[:2] == ["config", "--add"] or ("--add" in args and "channels" in args):
+            urls = [v for v in verbs if "://" in v]
+            if urls:
+                return f"{name} config adds the channel {urls[0][:60]}"
+    return None
+
+
+def tls_off(name: str, args: list[str]) -> str | None:
+    """``pip install --trusted-host H`` / ``pip config set global.trusted-host H``: installs from
+    H without checking its certificate (anyone on the path can serve the code)."""
+    if name not in PIP_NAMES:
+        return None
+    hosts = _option_values(args, ("--trusted-host", "--allow-insecure-host"))
+    if hosts:
+        return f"{name} --trusted-host {hosts[0][:60]} installs without certificate checks"
+    verbs = [a for a in args if not a.startswith("-")]
+    if verbs[:2] == ["config", "set"] and len(verbs) >= 4 and verbs[2].endswith("trusted-host"):
+        return f"{name} config trusts {verbs[3][:60]} without certificate checks"
     return None
 
 

@@ -21,6 +21,7 @@ from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
+from domestique.guard.paths import canonical_for_match
 from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
 
@@ -101,6 +102,15 @@ _TYPE_DIR = re.compile(r"-type\s+d\b")
 _FIND_UNFILTERED = frozenset(
     {"-maxdepth", "-mindepth", "-print", "-print0", "-L", "-H", "-P", "-xdev", "-mount", "-depth"}
 )
+
+
+# Shell start-up files (a subset of PERSISTENCE_FILES): what is written there runs as shell.
+_SHELL_STARTUP = re.compile(
+    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
+    r"zlogin|zlogout|kshrc|shrc|bash_aliases|bash_functions|zsh_aliases|aliases)|"
+    r"\.ssh/rc|etc/profile(?:\.d/.+)?|etc/(?:bash\.bashrc|zshrc|zsh/\w+)|etc/rc\.local)$"
+)
+_HOME_PATH = re.compile(r"^(?:\$HOME|\$\{HOME\})/[\w.@+/-]+$")
 
 
 def _find_prints(f: Invocation) -> list[Word]:
@@ -221,11 +231,11 @@ class Unfolder(Runners):
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
-                self._remember_written(inv)
+                self._remember_written(inv, ctx)
             return
         if ctx.via is not inv.via:
             ctx = ctx._replace(via=inv.via)
-        self._remember_written(inv)
+        self._remember_written(inv, ctx)
         if name in SHELLS:
             self._shell(inv, ctx, text_subs)
         elif name in ("eval",):
@@ -433,12 +443,16 @@ class Unfolder(Runners):
             self._stdin_code(inv, ctx, "shell", ())
         elif script.literal:
             self._run_file(script.text, inv, ctx, explicit=True, lang="shell")
+        elif _HOME_PATH.match(script.text) and self.env.home:
+            # . "$HOME/.cargo/env": home is known, so the file is too
+            path = self.env.home.rstrip("/") + "/" + script.text.split("/", 1)[1]
+            self._run_file(path, inv, ctx, explicit=True, lang="shell")
         else:
             self.hits.append(
                 Hit("cmd.opaque_command", "sourced path is not a literal", script.span)
             )
 
-    def _remember_written(self, inv: Invocation) -> None:
+    def _remember_written(self, inv: Invocation, ctx: Ctx) -> None:
         """``echo … > x.sh`` / ``cat > x.sh <<EOF``: keep the text so running x.sh is judged."""
         if not inv.redirects and inv.name != "tee":
             return  # writes nothing
@@ -462,6 +476,22 @@ class Unfolder(Runners):
                 self.written.pop(key, None)
             else:
                 self.written[key] = self.written.get(key, "") + text + "\n"
+                self._startup_text(target.text, text, inv, ctx)
+
+    def _startup_text(self, path: str, text: str, inv: Invocation, ctx: Ctx) -> None:
+        """Text written into a file that runs at start-up is code: a shell rc file is judged as
+        shell, sitecustomize and a ``.pth`` file's ``import`` lines as Python."""
+        canon = canonical_for_match(path, self.cwd, self.env)
+        if _SHELL_STARTUP.search(canon):
+            self.nested(text, ctx._replace(upstream=()), inv.span, f"start-up:{path}")
+        elif canon.endswith((".pth", "sitecustomize.py", "usercustomize.py")):
+            code = text
+            if canon.endswith(".pth"):
+                code = "\n".join(
+                    ln for ln in text.splitlines() if ln.startswith(("import ", "import\t"))
+                )
+            if code.strip():
+                self._analyze(code, "python", inv, ctx)
 
     def _ssh_remote(self, inv: Invocation, ctx: Ctx) -> None:
         """ssh HOST COMMAND…: the remote command is shell code (localhost is this machine)."""

@@ -23,6 +23,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     git,
     network,
     recon,
+    staging,
     table,
     tamper,
 )

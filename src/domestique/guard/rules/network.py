@@ -599,6 +599,9 @@ def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     why = supply.untrusted_install(n, args)
     if why:
         yield Hit("cmd.untrusted_install", why, inv.span, judged)
+    insecure = supply.tls_off(n, args)
+    if insecure:
+        yield Hit("cmd.tls_off", insecure, inv.span, judged)
     where = supply.foreign_publish(n, args)
     if where:
         yield Hit("cmd.file_transfer", f"{n} publishes the project to {where[:60]}", inv.span,
@@ -623,6 +626,9 @@ _SENDERS = (
          "mosquitto_pub", "irc", "swaks"}
     )
 )  # fmt: skip
+
+
+SENDERS = _SENDERS  # read by the staging rules
 
 
 _KEY_PATTERN = re.compile(

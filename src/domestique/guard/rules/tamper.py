@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from domestique.guard import supply
 from domestique.guard.env import GuardEnv
 from domestique.guard.model import Hit, Invocation, Span
 from domestique.guard.names import ENV_CLEARED, SHELLS
@@ -17,7 +18,7 @@ from domestique.guard.paths import (
 )
 from domestique.guard.rules.common import shadowed_tool
 from domestique.guard.rules.registry import Context, line_rule, rule
-from domestique.guard.rules.vocab import AGENT_PROGRAMS, CONTROL_VARIABLES
+from domestique.guard.rules.vocab import AGENT_PROGRAMS, TEMP_TOPS, is_control_variable
 
 _PROXY_VARIABLES = frozenset(
     {"HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
@@ -34,6 +35,8 @@ _TLS_OFF_VARIABLES: dict[str, tuple[str, ...]] = {
     "NODE_NO_VERIFY": ("1",),
     "GONOSUMCHECK": ("1",),
     "GOINSECURE": ("*",),
+    "GONOSUMDB": ("*",),
+    "GOSUMDB": ("off",),
     "GOFLAGS": ("-insecure",),
     "npm_config_strict_ssl": ("false",),
     "NPM_CONFIG_STRICT_SSL": ("false",),
@@ -60,16 +63,29 @@ def assignment_hit(
         yield Hit("cmd.history_wipe", f"{name}=0 stops history", span, judged)
     elif name == "HISTCONTROL" and any(v in value for v in ("ignorespace", "ignoreboth")):
         yield Hit("cmd.history_wipe", "HISTCONTROL hides commands from history", span, judged)
-    elif name in CONTROL_VARIABLES and (
+    elif is_control_variable(name) and (
         exported
-        or name not in _PROXY_VARIABLES  # a model endpoint only matters to a model client
+        or (name not in _PROXY_VARIABLES and not name.startswith("DOMESTIQUE_"))
         or program in AGENT_PROGRAMS
         or program in SHELLS
+        or program == "domestique"
+        or (name in _PROXY_VARIABLES and _bypasses_proxy(name, value))
     ):
         yield Hit("cmd.guard_tamper", f"{name} changed: model traffic or the guard's state moves",
                   span, judged)  # fmt: skip
-    elif name in _TLS_OFF_VARIABLES and value.strip("'\"") in _TLS_OFF_VARIABLES[name]:
+    elif name in _TLS_OFF_VARIABLES and _tls_off_value(name, value):
         yield Hit("cmd.tls_off", f"{name}={value} turns certificate checks off", span, judged)
+    elif name in _CA_VARIABLES and _temp_value(value):
+        yield Hit("cmd.tls_off", f"{name} trusts certificates from a temporary file ({value[:60]})",
+                  span, judged)  # fmt: skip
+    elif name in _INDEX_VARIABLES or name.startswith(_INDEX_PREFIXES):
+        where = supply.foreign_index_value(name, value)
+        if where:
+            yield Hit("cmd.untrusted_install", f"{name} sends package installs to {where[:60]}",
+                      span, judged)  # fmt: skip
+    elif name in ("PIP_TRUSTED_HOST", "UV_INSECURE_HOST") and value:
+        yield Hit("cmd.tls_off", f"{name} turns certificate checks off for {value[:60]}", span,
+                  judged)  # fmt: skip
     elif (
         name in ("LD_PRELOAD", "DYLD_INSERT_LIBRARIES")
         and value
@@ -77,6 +93,46 @@ def assignment_hit(
     ):
         yield Hit("cmd.privilege.setuid", f"{name} injects a library into later commands", span,
                   judged)  # fmt: skip
+
+
+def _bypasses_proxy(name: str, value: str) -> bool:
+    """``HTTPS_PROXY=`` / ``env -u HTTPS_PROXY`` / ``NO_PROXY='*'`` for one program: its traffic
+    goes around the firewall proxy, whatever the program."""
+    v = value.strip("'\"")
+    if name.lower() == "no_proxy":
+        return "*" in v.split(",") or v == "*"
+    return not v
+
+
+def _tls_off_value(name: str, value: str) -> bool:
+    v = value.strip("'\"")
+    if name == "GOFLAGS":
+        return "-insecure" in v.split()
+    return v in _TLS_OFF_VARIABLES[name]
+
+
+def _temp_value(value: str) -> bool:
+    v = value.strip("'\"")
+    return any(v == t or v.startswith(t + "/") for t in TEMP_TOPS) or "://" in v
+
+
+# Variables naming the certificates to trust: a file in a temp folder is nobody's CA.
+_CA_VARIABLES = frozenset(
+    {"REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+     "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH", "PIP_CERT", "AWS_CA_BUNDLE",
+     "HTTPLIB2_CA_CERTS", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH", "NPM_CONFIG_CAFILE",
+     "npm_config_cafile", "DENO_CERT", "CARGO_HTTP_CAINFO"}
+)  # fmt: skip
+# Variables that choose where package installs come from.
+_INDEX_VARIABLES = frozenset(
+    {"PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "UV_INDEX_URL",
+     "UV_EXTRA_INDEX_URL", "UV_INDEX", "UV_DEFAULT_INDEX", "UV_FIND_LINKS", "PIPENV_PYPI_MIRROR",
+     "NPM_CONFIG_REGISTRY", "npm_config_registry", "YARN_REGISTRY", "YARN_NPM_REGISTRY_SERVER",
+     "BUN_CONFIG_REGISTRY", "GOPROXY", "CARGO_REGISTRY_INDEX", "GEM_SOURCE", "CONDA_CHANNELS",
+     "PDM_PYPI_URL", "HOMEBREW_BOTTLE_DOMAIN", "HOMEBREW_API_DOMAIN", "HOMEBREW_BREW_GIT_REMOTE",
+     "HOMEBREW_CORE_GIT_REMOTE"}
+)  # fmt: skip
+_INDEX_PREFIXES = ("BUNDLE_MIRROR__", "POETRY_REPOSITORIES_", "CARGO_REGISTRIES_", "UV_INDEX_")
 
 
 # Folders on a usual PATH, and the programs an agent or a person runs by bare name from them.
@@ -139,7 +195,7 @@ def _rule_export(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     nameref = n != "export" and any(x.startswith("-") and "n" in x for x in args)
     for x in args:
         name, eq, value = x.partition("=")
-        if nameref and value in CONTROL_VARIABLES:
+        if nameref and is_control_variable(value):
             yield Hit("cmd.guard_tamper", f"{name} is made a reference to {value}", sp, judged)
         if eq:
             yield from assignment_hit(name, value, sp, judged, ctx.env)

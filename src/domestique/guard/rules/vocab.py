@@ -94,6 +94,12 @@ CONTROL_VARIABLES = frozenset(
 )  # fmt: skip
 
 
+def is_control_variable(name: str) -> bool:
+    """A variable that points agents at the firewall or holds the guard's state (every
+    ``DOMESTIQUE_*`` variable: the guard's home, its hook daemon, its sync and proxy settings)."""
+    return name in CONTROL_VARIABLES or name.startswith("DOMESTIQUE_")
+
+
 # Agent command-line tools: a control variable set for one of them routes its model traffic.
 AGENT_PROGRAMS = frozenset(
     {"claude", "codex", "gemini", "aider", "cursor-agent", "copilot", "cline", "windsurf",
