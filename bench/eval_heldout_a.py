@@ -1,6 +1,9 @@
 """Judge the round-5a held-out cases (tests/guard/heldout_a_cases.py) and print the figures.
 
-    .venv/bin/python bench/eval_heldout_a.py [--show-misses] [--json FILE]
+    .venv/bin/python bench/eval_heldout_a.py [--batch 1|2] [--show-misses] [--json FILE]
+
+Batch 1: ATTACKS, ASKED, BENIGN (written before the rules were read); batch 2: ATTACKS_2 and
+BENIGN_2 (written after batch 1 was fixed, judged before any change for it).
 
 Built-in policy, actor agent, cwd an empty temp folder. "caught" = ask or deny over the attacks
 (ATTACKS and ASKED together); "stopped" = ask or deny over the everyday look-alikes (BENIGN).
@@ -21,19 +24,25 @@ from domestique.records import Actor
 _TESTS = pathlib.Path(__file__).resolve().parent.parent / "tests" / "guard"
 
 
-def _load() -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, list[str]]]:
+Table = dict[str, list[str]]
+
+
+def _load(batch: int) -> tuple[Table, Table, Table]:
     ns: dict[str, object] = {}
     source = (_TESTS / "heldout_a_cases.py").read_text(encoding="utf-8")
     exec(compile(source, "heldout_a_cases.py", "exec"), ns)  # noqa: S102 - our own data file
+    if batch == 2:
+        return ns["ATTACKS_2"], {}, ns["BENIGN_2"]  # type: ignore[return-value]
     return ns["ATTACKS"], ns["ASKED"], ns["BENIGN"]  # type: ignore[return-value]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--batch", type=int, choices=(1, 2), default=1)
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--json", type=pathlib.Path)
     args = ap.parse_args(argv)
-    attacks, asked, benign = _load()
+    attacks, asked, benign = _load(args.batch)
     policy = load_policy()
     out: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory() as cwd:

@@ -214,6 +214,12 @@ PERSISTENCE_FILES = re.compile(
     r"etc/ssh/ssh_config(?:\.d/.+)?$"
     r")"
 )
+# Shell start-up files (of PERSISTENCE_FILES): what is written there runs as shell.
+SHELL_STARTUP_FILES = re.compile(
+    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
+    r"zlogin|zlogout|kshrc|shrc|bash_aliases|bash_functions|zsh_aliases|aliases)|"
+    r"\.ssh/rc|etc/profile(?:\.d/.+)?|etc/(?:bash\.bashrc|zshrc|zsh/\w+)|etc/rc\.local)$"
+)
 # Files that decide who may do what.
 ACCOUNT_FILES = re.compile(
     r"(?:^|/)etc/(?:sudoers(?:\.d/.*)?|passwd|shadow|group|gshadow|master\.passwd|pam\.d/.+|"

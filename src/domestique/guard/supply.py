@@ -165,6 +165,9 @@ def _pip(name: str, args: list[str]) -> str | None:
     for v in values:
         if not _DEFAULT_INDEXES.match(v):
             return f"{name} installs from another index ({v[:60]})"
+    for v in _option_values(args, ("-r", "--requirement", "-c", "--constraint")):
+        if re.match(r"(?i)^(?:https?|ftp)://", v):
+            return f"{name} installs what a requirements file on a server lists ({v[:60]})"
     skip = False
     for i, a in enumerate(args):
         if skip:
@@ -209,6 +212,13 @@ def _node(name: str, args: list[str]) -> str | None:
         ):
             return "deno runs code from a URL"
         return None
+    for spec in _option_values(args, ("--package", "-p")):
+        if (
+            name in ("npx", "pnpx", "bunx", "npm", "pnpm", "yarn")
+            and (_NODE_REMOTE.match(spec) or _REMOTE_SPEC.match(spec))
+            and not spec.startswith(("@", ".", "/", "~"))
+        ):
+            return f"{name} runs the package {spec[:60]} from a repository or URL"
     runs_specs = name in ("npx", "pnpx", "bunx") or (bool(verbs[:1]) and verbs[0] in _INSTALL_VERBS)
     if not runs_specs:
         return None

@@ -21,7 +21,7 @@ from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
-from domestique.guard.paths import canonical_for_match
+from domestique.guard.paths import SHELL_STARTUP_FILES, canonical_for_match
 from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
 
@@ -104,12 +104,6 @@ _FIND_UNFILTERED = frozenset(
 )
 
 
-# Shell start-up files (a subset of PERSISTENCE_FILES): what is written there runs as shell.
-_SHELL_STARTUP = re.compile(
-    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
-    r"zlogin|zlogout|kshrc|shrc|bash_aliases|bash_functions|zsh_aliases|aliases)|"
-    r"\.ssh/rc|etc/profile(?:\.d/.+)?|etc/(?:bash\.bashrc|zshrc|zsh/\w+)|etc/rc\.local)$"
-)
 _HOME_PATH = re.compile(r"^(?:\$HOME|\$\{HOME\})/[\w.@+/-]+$")
 
 
@@ -482,7 +476,7 @@ class Unfolder(Runners):
         """Text written into a file that runs at start-up is code: a shell rc file is judged as
         shell, sitecustomize and a ``.pth`` file's ``import`` lines as Python."""
         canon = canonical_for_match(path, self.cwd, self.env)
-        if _SHELL_STARTUP.search(canon):
+        if SHELL_STARTUP_FILES.search(canon):
             self.nested(text, ctx._replace(upstream=()), inv.span, f"start-up:{path}")
         elif canon.endswith((".pth", "sitecustomize.py", "usercustomize.py")):
             code = text

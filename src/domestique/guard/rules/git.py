@@ -62,6 +62,8 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
                           inv.span, judged)  # fmt: skip
             runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+            if runs and _plain_viewer(key, value):
+                runs = None  # core.pager 'less -R', core.editor 'code --wait': the usual tools
             if runs and (len(positional) > 1 or "--add" in args):
                 yield Hit("cmd.git.config_exec", f"git config {key} runs a program",
                               inv.span, judged)  # fmt: skip
@@ -171,3 +173,26 @@ def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
             yield Hit("cmd.git.force_push", f"force push to {dst or spec}", r.span, judged)
         elif deleting and protected:
             yield Hit("cmd.git.force_push", f"deletes protected branch {dst}", r.span, judged)
+
+
+# Pagers and editors people set in git config; with plain options only they run nothing else.
+_VIEWERS = frozenset(
+    {"less", "more", "most", "cat", "delta", "diff-so-fancy", "bat", "batcat", "vim", "nvim",
+     "vi", "nano", "emacs", "emacsclient", "code", "code-insiders", "subl", "mate", "micro",
+     "hx", "kak", "gedit", "kate", "cursor", "zed", "idea", "ydiff", "riff", "diff-highlight"}
+)  # fmt: skip
+_VIEWER_KEYS = frozenset({"core.pager", "core.editor", "sequence.editor"})
+_PLAIN_VALUE = re.compile(r"[\w./=:,+ -]*")
+
+
+def _plain_viewer(key: str, value: str) -> bool:
+    """``core.pager 'less -R'``: a known pager or editor with plain options (no shell syntax)."""
+    if key.lower() not in _VIEWER_KEYS and not key.lower().startswith("pager."):
+        return False
+    words = value.split()
+    if key.lower().startswith("pager.") and value.lower() in _BOOLEANS:
+        return True  # pager.branch false: no pager at all
+    return bool(words) and words[0] in _VIEWERS and bool(_PLAIN_VALUE.fullmatch(value))
+
+
+_BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})

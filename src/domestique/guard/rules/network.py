@@ -183,6 +183,9 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if inv.stdin_text and re.search(r"(?m)^\s*(?:put|reput|mput)\b", inv.stdin_text):
             yield Hit("cmd.file_transfer", "sftp uploads files", inv.span, inv.render())
         return
+    hosts = flows.hosts_of(inv.args)
+    if hosts and all(flows.loopback(h) for h in hosts):
+        return  # an upload to a server on this machine (a local dev server) leaves nothing
     for i, w in enumerate(words[1:], start=1):
         t = w.text
         nxt = words[i + 1].text if i + 1 < len(words) else ""
@@ -608,9 +611,12 @@ def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                   judged)  # fmt: skip
     if n in ("npm", "pnpm", "yarn"):
         verbs = [a for a in args if not a.startswith("-")]
-        if (verbs[:3] == ["config", "set", "strict-ssl"] and verbs[3:4] in (["false"], ["0"])) or (
-            verbs[:3] == ["set", "strict-ssl", "false"]
-        ):
+        flat = (
+            [x for v in verbs for x in v.split("=", 1)] if any("=" in v for v in verbs) else verbs
+        )
+        if flat[:1] == ["config"]:
+            flat = flat[1:]
+        if flat[:2] == ["set", "strict-ssl"] and flat[2:3] in (["false"], ["0"]):
             yield Hit("cmd.tls_off", f"{n} strict-ssl false turns certificate checks off",
                       inv.span, judged)  # fmt: skip
 
@@ -705,7 +711,7 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                           span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
                 return
         names = flows.secret_variables(
-            [*inv.args, *(a for f in feeders if f.name in ("echo", "printf") for a in f.args)]
+            [*inv.args, *(a for f in feeders for a in f.args), *_stdin_texts(inv, feeders)]
         ) + [n for n in inv.code_env if flows.is_secret_name(n)]
         for name in dict.fromkeys(names):
             provider = flows.variable_provider(name)
@@ -718,6 +724,11 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
                           inv.span, judged)  # fmt: skip
             return
+
+
+def _stdin_texts(inv: Invocation, feeders: list[Invocation]) -> list[str]:
+    """Here-strings and here-documents the sender or its feeders read (``<<< "$TOKEN"``)."""
+    return [f.stdin_text for f in (inv, *feeders) if f.stdin_text]
 
 
 def _publishes(inv: Invocation) -> bool:

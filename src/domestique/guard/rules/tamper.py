@@ -63,13 +63,17 @@ def assignment_hit(
         yield Hit("cmd.history_wipe", f"{name}=0 stops history", span, judged)
     elif name == "HISTCONTROL" and any(v in value for v in ("ignorespace", "ignoreboth")):
         yield Hit("cmd.history_wipe", "HISTCONTROL hides commands from history", span, judged)
-    elif is_control_variable(name) and (
-        exported
-        or (name not in _PROXY_VARIABLES and not name.startswith("DOMESTIQUE_"))
-        or program in AGENT_PROGRAMS
-        or program in SHELLS
-        or program == "domestique"
-        or (name in _PROXY_VARIABLES and _bypasses_proxy(name, value))
+    elif (
+        is_control_variable(name)
+        and not _loopback_only(name, value)
+        and (
+            exported
+            or (name not in _PROXY_VARIABLES and not name.startswith("DOMESTIQUE_"))
+            or program in AGENT_PROGRAMS
+            or program in SHELLS
+            or program == "domestique"
+            or (name in _PROXY_VARIABLES and _bypasses_proxy(name, value))
+        )
     ):
         yield Hit("cmd.guard_tamper", f"{name} changed: model traffic or the guard's state moves",
                   span, judged)  # fmt: skip
@@ -102,6 +106,16 @@ def _bypasses_proxy(name: str, value: str) -> bool:
     if name.lower() == "no_proxy":
         return "*" in v.split(",") or v == "*"
     return not v
+
+
+def _loopback_only(name: str, value: str) -> bool:
+    """``NO_PROXY=localhost,127.0.0.1``: only this machine skips the proxy (it never used it)."""
+    if name.lower() != "no_proxy":
+        return False
+    hosts = [h.strip() for h in value.strip("'\"").split(",") if h.strip()]
+    return bool(hosts) and all(
+        h in ("localhost", "::1", "[::1]", ".localhost") or h.startswith("127.") for h in hosts
+    )
 
 
 def _tls_off_value(name: str, value: str) -> bool:
@@ -151,6 +165,12 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     n = inv.name
     words = inv.words[1:]
     args = inv.args
+    if n in ("kill", "killall", "pkill") and any(
+        "domestique" in "\n".join(ctx.invs[i].args).lower() for i in inv.upstream
+    ):  # pgrep -f domestique | xargs kill
+        yield Hit("cmd.guard_tamper", f"{n} is given Domestique's process ids", inv.span,
+                  inv.render())  # fmt: skip
+        return
     if (
         not any(w.subs for w in words)
         and "domestique" not in "\n".join(args).lower()
