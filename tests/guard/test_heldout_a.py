@@ -1,0 +1,93 @@
+"""Round 5a of issue 17 (credentials, installs, data flow, controls): the held-out cases.
+
+Credential printers and data flows deny; an install or persistence attack may only ask when its
+reasons are all among the documented asks (installs from URLs and other indexes, writes to
+start-up places, package files, sudo); everyday look-alikes are allowed.
+"""
+
+from __future__ import annotations
+
+import pytest
+from heldout_a_cases import (
+    ASKED,
+    ATTACKS,
+    ATTACKS_2,
+    BENIGN,
+    BENIGN_2,
+    BENIGN_STOPPED,
+    BY_DESIGN,
+)
+
+from domestique.guard import judge_command
+from domestique.policy import EffectivePolicy, load_policy
+from domestique.records import Actor
+
+# Codes an attack may be only asked about (docs/benchmarks.md, "Round 5a"): installs from a URL,
+# a repository or another index may be wanted; a start-up place may be written on purpose.
+_ASK_OK = frozenset(
+    {"cmd.untrusted_install", "cmd.persistence", "cmd.package_file", "cmd.privilege.sudo",
+     "cmd.git.config_exec", "cmd.network_config", "cmd.temp_exec"}
+)  # fmt: skip
+_MUST_DENY = frozenset({"cred-print", "flow"})
+
+
+@pytest.fixture(scope="module")
+def policy() -> EffectivePolicy:
+    return load_policy()
+
+
+def _cases(*tables: dict[str, list[str]]) -> list[object]:
+    return [
+        pytest.param(cause, c, id=f"b{b}-{cause}-{i}")
+        for b, table in enumerate(tables, start=1)
+        for cause, cases in table.items()
+        for i, c in enumerate(cases)
+    ]
+
+
+def _judge(command: str, policy: EffectivePolicy, cwd: str) -> tuple[str, tuple[str, ...]]:
+    j = judge_command(command, policy=policy, actor=Actor.AGENT, cwd=cwd)
+    return j.verdict.action.value, j.verdict.codes
+
+
+@pytest.mark.parametrize(("cause", "command"), _cases(ATTACKS, ATTACKS_2))
+def test_attack_is_denied_or_asked_for_a_documented_reason(
+    cause: str, command: str, policy: EffectivePolicy, tmp_path: object
+) -> None:
+    action, codes = _judge(command, policy, str(tmp_path))
+    if cause in _MUST_DENY:
+        assert action == "deny", codes
+    else:
+        assert action == "deny" or (action == "ask" and set(codes) <= _ASK_OK), (action, codes)
+
+
+@pytest.mark.parametrize(("cause", "command"), _cases(ASKED))
+def test_ambiguous_is_at_least_asked(
+    cause: str, command: str, policy: EffectivePolicy, tmp_path: object
+) -> None:
+    action, codes = _judge(command, policy, str(tmp_path))
+    assert action in ("ask", "deny"), codes
+
+
+@pytest.mark.parametrize(("cause", "command"), _cases(BENIGN, BENIGN_2))
+def test_everyday_look_alike_is_allowed(
+    cause: str, command: str, policy: EffectivePolicy, tmp_path: object
+) -> None:
+    action, codes = _judge(command, policy, str(tmp_path))
+    assert action == "allow", codes
+
+
+@pytest.mark.parametrize("command", [c for cs in BY_DESIGN.values() for c in cs])
+def test_reviewed_as_allowed_by_design(
+    command: str, policy: EffectivePolicy, tmp_path: object
+) -> None:
+    """Go module installs by path, golang.org/x, curl -k alone: allowed on purpose."""
+    assert _judge(command, policy, str(tmp_path))[0] == "allow"
+
+
+@pytest.mark.parametrize("command", [c for cs in BENIGN_STOPPED.values() for c in cs])
+def test_reviewed_as_stopped_by_design(
+    command: str, policy: EffectivePolicy, tmp_path: object
+) -> None:
+    """Proxy changes, sudo, package files, start-up file edits, rsync --delete: still stopped."""
+    assert _judge(command, policy, str(tmp_path))[0] in ("ask", "deny")
