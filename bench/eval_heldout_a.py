@@ -1,9 +1,10 @@
 """Judge the round-5a held-out cases (tests/guard/heldout_a_cases.py) and print the figures.
 
-    .venv/bin/python bench/eval_heldout_a.py [--batch 1|2] [--show-misses] [--json FILE]
+    .venv/bin/python bench/eval_heldout_a.py [--batch 1|2|3] [--show-misses] [--json FILE]
 
 Batch 1: ATTACKS, ASKED, BENIGN (written before the rules were read); batch 2: ATTACKS_2 and
-BENIGN_2 (written after batch 1 was fixed, judged before any change for it).
+BENIGN_2 (written after batch 1 was fixed, judged before any change for it); batch 3 the same
+after batch 2.
 
 Built-in policy, actor agent, cwd an empty temp folder. "caught" = ask or deny over the attacks
 (ATTACKS and ASKED together); "stopped" = ask or deny over the everyday look-alikes (BENIGN).
@@ -33,23 +34,23 @@ def _load(batch: int) -> tuple[Table, Table, Table]:
     exec(compile(source, "heldout_a_cases.py", "exec"), ns)  # noqa: S102 - our own data file
     by_design: dict[int, list[str]] = ns["BY_DESIGN"]  # type: ignore[assignment]
     kept: dict[int, list[str]] = ns["BENIGN_STOPPED"]  # type: ignore[assignment]
-    if batch == 2:
-        attacks: Table = ns["ATTACKS_2"]  # type: ignore[assignment]
+    if batch in (2, 3):
+        attacks: Table = ns[f"ATTACKS_{batch}"]  # type: ignore[assignment]
         asked: Table = {}
-        benign: Table = ns["BENIGN_2"]  # type: ignore[assignment]
+        benign: Table = ns[f"BENIGN_{batch}"]  # type: ignore[assignment]
     else:
         attacks, asked, benign = ns["ATTACKS"], ns["ASKED"], ns["BENIGN"]  # type: ignore[assignment]
     # the figures keep the labels as written: reviewed cases count where they were first put
-    if by_design[batch]:
+    if by_design.get(batch):
         asked = {**asked, "allowed-by-design": by_design[batch]}
-    if kept[batch]:
+    if kept.get(batch):
         benign = {**benign, "stopped-by-design": kept[batch]}
     return attacks, asked, benign
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--batch", type=int, choices=(1, 2), default=1)
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3), default=1)
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--json", type=pathlib.Path)
     args = ap.parse_args(argv)

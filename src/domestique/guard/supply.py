@@ -162,7 +162,10 @@ def _pip(name: str, args: list[str]) -> str | None:
     if not installing:
         return None
     values = _option_values(args, _INDEX_OPTIONS)
+    local = set(_option_values(args, ("--find-links", "-f")))
     for v in values:
+        if v in local and "://" not in v:
+            continue  # --find-links ./wheels: a folder of this machine
         if not _DEFAULT_INDEXES.match(v):
             return f"{name} installs from another index ({v[:60]})"
     for v in _option_values(args, ("-r", "--requirement", "-c", "--constraint")):
@@ -232,6 +235,66 @@ def _node(name: str, args: list[str]) -> str | None:
             continue  # a scoped registry package or a local folder
         if _NODE_REMOTE.match(spec) or _REMOTE_SPEC.match(spec):
             return f"{name} installs or runs {spec[:60]} from a repository or URL"
+    return None
+
+
+PLUGIN_NAMES = frozenset(
+    {"gh", "helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
+     "codium", "windsurf", "poetry", "vagrant", "krew"}
+)  # fmt: skip
+_URLISH = re.compile(r"(?i)^(?:git\+)?(?:https?|git|ssh|ftp)://|^git@[\w.-]+:")
+
+
+def plugin_install(name: str, args: list[str]) -> str | None:
+    """Plugin and extension installs that fetch someone's code: ``gh extension install``,
+    ``helm plugin install URL``, ``kubectl krew install --manifest-url``, ``asdf plugin add N
+    URL``, ``ansible-galaxy install git+…``, ``code --install-extension x.vsix``, a poetry
+    repository set in its configuration."""
+    verbs = [a for a in args if not a.startswith("-")]
+    if name == "gh" and verbs[:2] in (["extension", "install"], ["ext", "install"]):
+        what = verbs[2][:60] if len(verbs) > 2 else "a repository"
+        return f"gh extension install runs the code of {what}"
+    if (
+        name == "helm"
+        and verbs[:2] == ["plugin", "install"]
+        and any(_URLISH.match(v) for v in verbs)
+    ):
+        return "helm plugin install runs code from a repository"
+    if (
+        name in ("kubectl", "krew")
+        and "install" in verbs
+        and any(a.startswith(("--manifest-url", "--archive")) for a in args)
+    ):
+        return "krew installs a plugin from a manifest or archive elsewhere"
+    if (
+        name in ("asdf", "mise")
+        and verbs[:2] in (["plugin", "add"], ["plugins", "install"])
+        and any(_URLISH.match(v) for v in verbs[2:])
+    ):
+        return f"{name} adds a plugin from a repository"
+    if (
+        name == "ansible-galaxy"
+        and "install" in verbs
+        and any(_URLISH.match(v) or v.startswith("git+") for v in verbs)
+    ):
+        return "ansible-galaxy installs a role or collection from a repository"
+    if name in ("code", "code-insiders", "cursor", "codium", "windsurf"):
+        for v in _option_values(args, ("--install-extension",)):
+            if v.lower().endswith(".vsix") or "://" in v:
+                return f"{name} installs an extension from a file ({v[:60]})"
+    if (
+        name == "poetry"
+        and verbs[:1] == ["config"]
+        and any(v.lower().startswith("repositories.") for v in verbs[1:2])
+        and any("://" in v and not _DEFAULT_INDEXES.match(v) for v in verbs[2:])
+    ):
+        return "poetry config sets a repository: later installs can come from there"
+    if (
+        name == "vagrant"
+        and verbs[:2] == ["plugin", "install"]
+        and any(v.endswith(".gem") or "://" in v for v in verbs[2:])
+    ):
+        return "vagrant installs a plugin from a file or URL"
     return None
 
 

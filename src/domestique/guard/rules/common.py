@@ -73,6 +73,29 @@ def is_egress(inv: Invocation) -> bool:
     return True
 
 
+def storage_upload(inv: Invocation) -> bool:
+    """``aws s3 cp X s3://…``, ``gsutil cp - gs://…``, ``az storage blob upload``, ``azcopy``:
+    what is given is stored in a bucket, which may be anyone's."""
+    n, args = inv.name, inv.args
+    if n == "aws":
+        return (
+            args[:1] == ["s3"]
+            and bool({"cp", "mv", "sync"} & set(args[1:3]))
+            and any(a.startswith("s3://") for a in args[-1:])
+        )
+    if n in ("gsutil", "gcloud"):
+        if n == "gcloud" and args[:1] != ["storage"]:
+            return False
+        return bool({"cp", "mv", "rsync"} & set(args[:3])) and any(
+            a.startswith("gs://") for a in args[-1:]
+        )
+    if n == "az":
+        return args[:2] == ["storage", "blob"] and any(a.startswith("upload") for a in args[2:3])
+    if n == "azcopy":
+        return bool(args) and args[0] in ("copy", "cp", "sync")
+    return n == "s3cmd" and bool(args) and args[0] in ("put", "sync")
+
+
 def downloads(inv: Invocation) -> bool:
     if inv.name in DOWNLOADERS:
         return not {"-I", "--head", "--version", "-V"} & set(inv.args)

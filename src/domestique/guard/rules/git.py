@@ -15,7 +15,8 @@ _GIT_EXEC_KEYS = re.compile(
     r"gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:textconv|command)|"
     r"filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper=\s*!|gpg\.(?:[^.]+\.)?program|"
     r"uploadpack\.packobjectshook|merge\.[^.]+\.driver|pager\.[^=]+|protocol\.ext\.allow|"
-    r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof)"
+    r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof|"
+    r"init\.templatedir)"
 )
 
 

@@ -33,6 +33,7 @@ from domestique.guard.rules.common import (
     opts,
     shadowed_tool,
     span_of,
+    storage_upload,
 )
 from domestique.guard.rules.registry import Context, line_rule, position, rule
 from domestique.guard.rules.vocab import DECODERS, DOWNLOADERS, FETCHERS, LOOK_ONLY, RAW_NETWORK
@@ -581,7 +582,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
 _PYTHON_NAMES = frozenset(n for n, lang in INTERPRETERS.items() if lang == "python")
 
 
-_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | {"twine"}
+_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | supply.PLUGIN_NAMES | {"twine"}
 
 
 @rule(programs=_SUPPLY_NAMES, args=True)
@@ -599,7 +600,7 @@ def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if module_args is None:
             return
         n, args = "pip", module_args
-    why = supply.untrusted_install(n, args)
+    why = supply.untrusted_install(n, args) or supply.plugin_install(n, args)
     if why:
         yield Hit("cmd.untrusted_install", why, inv.span, judged)
     insecure = supply.tls_off(n, args)
@@ -683,7 +684,12 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         raw = raw or _publishes(inv)
         if inv.name == "git" and "push" in inv.args:
             yield from _foreign_push(inv, added_remotes, judged)
-        sender = raw or inv.name in _SENDERS or (inv.code_network and inv.name in INTERPRETERS)
+        sender = (
+            raw
+            or inv.name in _SENDERS
+            or (inv.code_network and inv.name in INTERPRETERS)
+            or storage_upload(inv)
+        )
         if not sender:
             continue
         raw = raw or inv.name in RAW_NETWORK

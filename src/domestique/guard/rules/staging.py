@@ -23,7 +23,7 @@ from domestique.guard import flows
 from domestique.guard.model import Hit, Invocation, Word
 from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import CREDENTIAL_FILES, SENSITIVE_FILES, canonical_for_match
-from domestique.guard.rules.common import cd_before, span_of
+from domestique.guard.rules.common import cd_before, span_of, storage_upload
 from domestique.guard.rules.network import SENDERS
 from domestique.guard.rules.registry import Context, line_rule, rule
 from domestique.guard.rules.vocab import RAW_NETWORK
@@ -80,7 +80,22 @@ def _norm(path: str, ctx: Context) -> str:
 
 
 def _sender(inv: Invocation) -> bool:
-    return inv.name in SENDERS or (inv.code_network and inv.name in INTERPRETERS)
+    return (
+        inv.name in SENDERS
+        or (inv.code_network and inv.name in INTERPRETERS)
+        or storage_upload(inv)
+    )
+
+
+def _printed(inv: Invocation) -> str | None:
+    """The provider when ``inv`` prints a credential: a printer, or echo/printf of a secret-named
+    variable (``echo $AZURE_CLIENT_SECRET > /tmp/s``)."""
+    provider = flows.printed_credential(inv.name, inv.args)
+    if provider is None and inv.name in ("echo", "printf"):
+        names = flows.secret_variables(inv.args)
+        if names:
+            return flows.variable_provider(names[0])
+    return provider
 
 
 def _foreign(inv: Invocation, provider: str) -> bool:
@@ -108,35 +123,36 @@ def _rule_staged_credentials(ctx: Context) -> Iterator[Hit]:
     senders = [i for i in ctx.egress if _sender(invs[i])]
     if not senders:
         return
-    tainted: list[bool] = []
+    taint: list[str | None] = []  # per invocation: the provider of the credential it outputs
     kept: list[tuple[int, str]] = []  # (printer, provider) whose output is stored, not shown
-    files: dict[str, int] = {}  # file written from a credential -> the invocation that wrote it
+    files: dict[str, tuple[int, str]] = {}  # file written from a credential -> (writer, provider)
     downstream: set[int] = {u for inv in invs for u in inv.upstream}
     for i, inv in enumerate(invs):
-        provider = flows.printed_credential(inv.name, inv.args) if inv.words else None
-        fed = any(tainted[u] for u in inv.upstream if u < i) or any(
-            tainted[s] for w in inv.words for s in w.subs if s < i
-        )
-        secret = provider is not None or fed or (inv.name in _PACKERS and _reads_secret(inv, ctx))
-        tainted.append(secret)
-        if not secret:
-            continue
-        if provider is not None and (
+        provider = _printed(inv) if inv.words else None
+        if provider is None:
+            fed = [taint[u] for u in inv.upstream if u < i]
+            fed += [taint[s] for w in inv.words for s in w.subs if s < i]
+            provider = next((p for p in fed if p is not None), None)
+        elif inv.name not in ("echo", "printf") and (
             inv.inside_sub
             or any(v.startswith("function ") for v in inv.via)
             or i in downstream
             or any(r.writes for r in inv.redirects)
         ):
             kept.append((i, provider))
-        for path in _written(inv):
-            files[_norm(path, ctx)] = i
+        if provider is None and inv.name in _PACKERS and _reads_secret(inv, ctx):
+            provider = ""
+        taint.append(provider)
+        if provider is not None:
+            for path in _written(inv):
+                files[_norm(path, ctx)] = (i, provider)
     for e in senders:
         s = invs[e]
-        if tainted[e] and flows.printed_credential(s.name, s.args) is not None:
+        if taint[e] is not None and flows.printed_credential(s.name, s.args) is not None:
             continue  # the sender prints it itself: network's _rule_flows judges that
         for w in _named_files(s, ctx):
-            src = files.get(w.text)
-            if src is not None and src != e:
+            src, provider = files.get(w.text, (-1, ""))
+            if src >= 0 and src != e and _foreign(s, provider):
                 yield Hit(
                     "cmd.exfiltration",
                     f"sends {w.text}, written from a credential",

@@ -87,6 +87,9 @@ def assignment_hit(
         if where:
             yield Hit("cmd.untrusted_install", f"{name} sends package installs to {where[:60]}",
                       span, judged)  # fmt: skip
+    elif exported and name in _INJECT_VARIABLES and _temp_in(value):
+        yield Hit("cmd.temp_exec", f"{name} makes later programs load code from a temporary "
+                  f"folder ({value[:60]})", span, judged)  # fmt: skip
     elif name in ("PIP_TRUSTED_HOST", "UV_INSECURE_HOST") and value:
         yield Hit("cmd.tls_off", f"{name} turns certificate checks off for {value[:60]}", span,
                   judged)  # fmt: skip
@@ -128,6 +131,19 @@ def _tls_off_value(name: str, value: str) -> bool:
 def _temp_value(value: str) -> bool:
     v = value.strip("'\"")
     return any(v == t or v.startswith(t + "/") for t in TEMP_TOPS) or "://" in v
+
+
+def _temp_in(value: str) -> bool:
+    """Does a variable's value (options, a path list) name a temporary folder?"""
+    return any(_temp_value(p) for p in re.split(r"[\s:=,]+", value.strip("'\"")) if p)
+
+
+# Variables that make every later program of a kind load code from where they point.
+_INJECT_VARIABLES = frozenset(
+    {"PYTHONSTARTUP", "PYTHONPATH", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT",
+     "RUBYLIB", "PERL5OPT", "PERL5LIB", "PERLLIB", "ZDOTDIR", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+     "CLASSPATH", "GEM_PATH", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH", "LD_AUDIT"}
+)  # fmt: skip
 
 
 # Variables naming the certificates to trust: a file in a temp folder is nobody's CA.
