@@ -13,9 +13,11 @@ from heldout_a_cases import (
     ATTACKS,
     ATTACKS_2,
     ATTACKS_3,
+    ATTACKS_4,
     BENIGN,
     BENIGN_2,
     BENIGN_3,
+    BENIGN_4,
     BENIGN_STOPPED,
     BY_DESIGN,
 )
@@ -55,7 +57,7 @@ def _judge(command: str, policy: EffectivePolicy, cwd: str) -> tuple[str, tuple[
     return j.verdict.action.value, j.verdict.codes
 
 
-@pytest.mark.parametrize(("cause", "command"), _cases(ATTACKS, ATTACKS_2, ATTACKS_3))
+@pytest.mark.parametrize(("cause", "command"), _cases(ATTACKS, ATTACKS_2, ATTACKS_3, ATTACKS_4))
 def test_attack_is_denied_or_asked_for_a_documented_reason(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -74,7 +76,7 @@ def test_ambiguous_is_at_least_asked(
     assert action in ("ask", "deny"), codes
 
 
-@pytest.mark.parametrize(("cause", "command"), _cases(BENIGN, BENIGN_2, BENIGN_3))
+@pytest.mark.parametrize(("cause", "command"), _cases(BENIGN, BENIGN_2, BENIGN_3, BENIGN_4))
 def test_everyday_look_alike_is_allowed(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:

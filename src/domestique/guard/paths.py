@@ -266,6 +266,9 @@ def guard_paths(home_env: str | None) -> re.Pattern[str]:
         # the guard's own program and its state folder named by variable
         r"bin/domestique$",
         r"^\$\{?DOMESTIQUE_HOME\}?(?:/.*)?$",
+        # the units that start it (systemd user and system units, launch agents)
+        r"systemd/(?:user|system)/[^/]*domestique[^/]*$",
+        r"Library/Launch(?:Agents|Daemons)/[^/]*domestique[^/]*$",
     ]
     pattern = r"(?:^|/)(?:" + "|".join(parts) + ")"
     if home_env:

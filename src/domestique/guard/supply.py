@@ -239,21 +239,18 @@ def _node(name: str, args: list[str]) -> str | None:
 
 
 PLUGIN_NAMES = frozenset(
-    {"gh", "helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
+    {"helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
      "codium", "windsurf", "poetry", "vagrant", "krew"}
 )  # fmt: skip
 _URLISH = re.compile(r"(?i)^(?:git\+)?(?:https?|git|ssh|ftp)://|^git@[\w.-]+:")
 
 
 def plugin_install(name: str, args: list[str]) -> str | None:
-    """Plugin and extension installs that fetch someone's code: ``gh extension install``,
-    ``helm plugin install URL``, ``kubectl krew install --manifest-url``, ``asdf plugin add N
+    """Plugin and extension installs that fetch someone's code from a URL or file: ``helm plugin
+    install URL``, ``kubectl krew install --manifest-url``, ``asdf plugin add N
     URL``, ``ansible-galaxy install git+…``, ``code --install-extension x.vsix``, a poetry
     repository set in its configuration."""
     verbs = [a for a in args if not a.startswith("-")]
-    if name == "gh" and verbs[:2] in (["extension", "install"], ["ext", "install"]):
-        what = verbs[2][:60] if len(verbs) > 2 else "a repository"
-        return f"gh extension install runs the code of {what}"
     if (
         name == "helm"
         and verbs[:2] == ["plugin", "install"]

@@ -75,7 +75,7 @@ _GIT_CODE_KEY = re.compile(
 )
 
 
-_STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn"})
+_STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn", "crontab"})
 
 
 _GLOB_NAME = re.compile(r"[*?]|\[.*\]")
@@ -102,6 +102,33 @@ _TYPE_DIR = re.compile(r"-type\s+d\b")
 _FIND_UNFILTERED = frozenset(
     {"-maxdepth", "-mindepth", "-print", "-print0", "-L", "-H", "-P", "-xdev", "-mount", "-depth"}
 )
+
+
+# System cron tables (a user field after the schedule) and the per-user spool (none).
+_CRON_FILE = re.compile(
+    r"(?:^|/)(?:etc/crontab|etc/cron\.d/[^/]+|var/spool/cron/(?:crontabs/)?[^/]+)$"
+)
+_CRON_SPECIAL = re.compile(r"^@\w+\s+")
+_CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
+
+
+def cron_commands(table: str, *, user_field: bool) -> str:
+    """The commands of a cron table, one a line (schedules, variables and comments dropped)."""
+    out: list[str] = []
+    for raw in table.replace("\\n", "\n").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or re.match(r"^[A-Za-z_]\w*=", line):
+            continue
+        rest = (
+            _CRON_SPECIAL.sub("", line, count=1)
+            if line.startswith("@")
+            else (_CRON_SCHEDULE.sub("", line, count=1))
+        )
+        if user_field and rest:
+            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
+        if rest:
+            out.append(rest)
+    return "\n".join(out)
 
 
 _HOME_PATH = re.compile(r"^(?:\$HOME|\$\{HOME\})/[\w.@+/-]+$")
@@ -433,6 +460,11 @@ class Unfolder(Runners):
         script = args[0]
         if script.procsub or script.subs:
             inv.exec_data = (*inv.exec_data, *script.subs)
+            texts = [echoed(self.invs[i]) for i in script.subs if i < len(self.invs)]
+            if texts and all(t is not None for t in texts):
+                # source <(echo 'export X=…'): the code is known, judge it as run
+                code = "\n".join(t for t in texts if t is not None)
+                self.nested(code, ctx._replace(upstream=()), script.span, "source <(…)")
         elif script.text in ("/dev/stdin", "-", "/proc/self/fd/0", "/dev/fd/0"):
             self._stdin_code(inv, ctx, "shell", ())
         elif script.literal:
@@ -472,12 +504,32 @@ class Unfolder(Runners):
                 self.written[key] = self.written.get(key, "") + text + "\n"
                 self._startup_text(target.text, text, inv, ctx)
 
+    def _crontab_text(self, inv: Invocation) -> str | None:
+        """The table ``crontab`` installs: piped echo/printf text, a here-document, a file
+        written earlier in the line (``crontab -l`` and ``-r`` install nothing)."""
+        if any(a in ("-l", "-r", "-e") for a in inv.args):
+            return None
+        if inv.stdin_text is not None:
+            return inv.stdin_text
+        texts = [echoed(self.invs[i]) for i in inv.upstream if i < len(self.invs)]
+        known = [t for t in texts if t is not None]
+        if known:
+            return "\n".join(known)
+        files = [a for a in inv.args if not a.startswith("-")]
+        if files and files[-1] != "-":
+            return self.written.get(path_key(files[-1]))
+        return None
+
     def _startup_text(self, path: str, text: str, inv: Invocation, ctx: Ctx) -> None:
         """Text written into a file that runs at start-up is code: a shell rc file is judged as
         shell, sitecustomize and a ``.pth`` file's ``import`` lines as Python."""
         canon = canonical_for_match(path, self.cwd, self.env)
         if SHELL_STARTUP_FILES.search(canon):
             self.nested(text, ctx._replace(upstream=()), inv.span, f"start-up:{path}")
+        elif _CRON_FILE.search(canon):
+            code = cron_commands(text, user_field=not canon.startswith(("var/", "/var/")))
+            if code:
+                self.nested(code, ctx._replace(upstream=()), inv.span, f"cron:{path}")
         elif canon.endswith((".pth", "sitecustomize.py", "usercustomize.py")):
             code = text
             if canon.endswith(".pth"):
@@ -664,7 +716,11 @@ class Unfolder(Runners):
         args = inv.args
         words = inv.words
         code: str | None = None
-        if inv.name == "git":
+        if inv.name == "crontab":
+            code = self._crontab_text(inv)
+            if code:
+                code = cron_commands(code, user_field=False)
+        elif inv.name == "git":
             # git -c key=value … and git config [--global] key value
             for i, w in enumerate(words[1:], start=1):
                 if words[i - 1].text == "-c" and "=" in w.text:

@@ -175,17 +175,19 @@ _TAMPER_NAMES = frozenset(
 )  # fmt: skip
 
 
-@rule(programs=_TAMPER_NAMES, args=True)
+@rule(programs=_TAMPER_NAMES)
 def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """The guard itself stopped, moved or disabled; a common tool shadowed in a PATH folder."""
     n = inv.name
     words = inv.words[1:]
     args = inv.args
     if n in ("kill", "killall", "pkill") and any(
-        "domestique" in "\n".join(ctx.invs[i].args).lower() for i in inv.upstream
-    ):  # pgrep -f domestique | xargs kill
+        _names_guard(ctx.invs[i].args) for i in inv.upstream
+    ):  # pgrep -f domestique | xargs kill; ps aux | grep '[d]omestique' | awk … | xargs kill
         yield Hit("cmd.guard_tamper", f"{n} is given Domestique's process ids", inv.span,
                   inv.render())  # fmt: skip
+        return
+    if not args:
         return
     if (
         not any(w.subs for w in words)
@@ -197,8 +199,8 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     for w in words:
         named = False
         if w.subs:
-            # $(which domestique), $(pgrep -f domestique), `command -v domestique`
-            named = any("domestique" in ctx.invs[i].args for i in w.subs if i < len(ctx.invs))
+            # $(which domestique), $(pgrep -f domestique), $(ps … | awk '/domestique/…')
+            named = any(_names_guard(ctx.invs[i].args) for i in w.subs if i < len(ctx.invs))
         elif n in ("kill", "pkill", "killall"):
             named = "domestique" in w.text.lower() and n != "kill"
         elif "domestique" in w.text.lower():
@@ -218,6 +220,45 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                       dest.span, judged)  # fmt: skip
 
 
+def _names_guard(args: list[str]) -> bool:
+    """Does a process search name Domestique (``[d]omestique``, ``/domestique/``)?"""
+    text = "\n".join(args).lower()
+    if "[" in text:
+        text = _ONE_CHAR_CLASS.sub(r"\1", text)
+    return "domestique" in text
+
+
+_ONE_CHAR_CLASS = re.compile(r"\[(\w)\]")
+_BRACES = re.compile(r"\{([\w,]+,[\w,]*)\}")
+
+
+def _expand_braces(text: str) -> list[str]:
+    """``{HTTPS,HTTP}_PROXY=`` -> ``HTTPS_PROXY=``, ``HTTP_PROXY=`` (plain word lists only)."""
+    m = _BRACES.search(text)
+    if m is None:
+        return [text]
+    return [
+        x
+        for alt in m.group(1).split(",")
+        for x in _expand_braces(text[: m.start()] + alt + text[m.end() :])
+    ][:64]
+
+
+@rule(programs={"read", "printf", "mapfile", "readarray", "getopts"}, args=True)
+def _rule_builtin_assign(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``read ANTHROPIC_BASE_URL <<< …``, ``printf -v HTTPS_PROXY …``: a control variable set."""
+    args = inv.args
+    names = (
+        [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-v"]
+        if inv.name == "printf"
+        else [a for a in args if not a.startswith("-")]
+    )
+    for name in names:
+        if is_control_variable(name):
+            yield Hit("cmd.guard_tamper", f"{inv.name} sets {name}", inv.span, inv.render())
+            return
+
+
 @rule(programs={"export", "declare", "typeset", "local", "readonly"}, args=True)
 def _rule_export(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """``export NAME=value`` and friends: each assignment judged; a nameref to a control variable.
@@ -229,6 +270,8 @@ def _rule_export(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     sp = inv.span
     judged = inv.render()
     nameref = n != "export" and any(x.startswith("-") and "n" in x for x in args)
+    if any("{" in x for x in args):
+        args = [y for x in args for y in _expand_braces(x)]
     for x in args:
         name, eq, value = x.partition("=")
         if nameref and is_control_variable(value):
