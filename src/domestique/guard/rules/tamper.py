@@ -140,7 +140,7 @@ def _temp_in(value: str) -> bool:
 
 # Variables that make every later program of a kind load code from where they point.
 _INJECT_VARIABLES = frozenset(
-    {"PYTHONSTARTUP", "PYTHONPATH", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT",
+    {"PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT",
      "RUBYLIB", "PERL5OPT", "PERL5LIB", "PERLLIB", "ZDOTDIR", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
      "CLASSPATH", "GEM_PATH", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH", "LD_AUDIT"}
 )  # fmt: skip
