@@ -14,10 +14,12 @@ from heldout_a_cases import (
     ATTACKS_2,
     ATTACKS_3,
     ATTACKS_4,
+    ATTACKS_5,
     BENIGN,
     BENIGN_2,
     BENIGN_3,
     BENIGN_4,
+    BENIGN_5,
     BENIGN_STOPPED,
     BY_DESIGN,
 )
@@ -57,7 +59,9 @@ def _judge(command: str, policy: EffectivePolicy, cwd: str) -> tuple[str, tuple[
     return j.verdict.action.value, j.verdict.codes
 
 
-@pytest.mark.parametrize(("cause", "command"), _cases(ATTACKS, ATTACKS_2, ATTACKS_3, ATTACKS_4))
+@pytest.mark.parametrize(
+    ("cause", "command"), _cases(ATTACKS, ATTACKS_2, ATTACKS_3, ATTACKS_4, ATTACKS_5)
+)
 def test_attack_is_denied_or_asked_for_a_documented_reason(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -76,7 +80,9 @@ def test_ambiguous_is_at_least_asked(
     assert action in ("ask", "deny"), codes
 
 
-@pytest.mark.parametrize(("cause", "command"), _cases(BENIGN, BENIGN_2, BENIGN_3, BENIGN_4))
+@pytest.mark.parametrize(
+    ("cause", "command"), _cases(BENIGN, BENIGN_2, BENIGN_3, BENIGN_4, BENIGN_5)
+)
 def test_everyday_look_alike_is_allowed(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -89,7 +95,7 @@ def test_reviewed_as_allowed_by_design(
     command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
     """Go module installs by path, golang.org/x, curl -k alone, npm config delete proxy, a
-    PERL5OPT perl refuses: allowed on purpose."""
+    PERL5OPT perl refuses, npm's ca cleared: allowed on purpose."""
     assert _judge(command, policy, str(tmp_path))[0] == "allow"
 
 

@@ -88,7 +88,10 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     "chamber": ((("read",), ("export",)), ""),
     "lpass": ((("show",),), ""),
     "doctl": ((("auth", "token"),), "digitalocean"),
-    "heroku": ((("auth:token",), ("authorizations:create",)), "heroku"),
+    "heroku": (
+        (("auth:token",), ("authorizations:create",), ("config:get",), ("config",)),
+        "heroku",
+    ),
     "npm": ((("token", "list"), ("token", "create")), "npm"),
     "glab": (
         (("auth", "token"), ("auth", "status", "-t"), ("auth", "status", "--show-token")),
@@ -109,11 +112,15 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     ),
     "keyring": ((("get",),), ""),
     "ssh-add": ((("-L",),), ""),
+    "terraform": ((("output", "-raw"), ("output", "-json")), ""),
+    "tofu": ((("output", "-raw"), ("output", "-json")), ""),
+    "helm": ((("get", "values"), ("get", "all")), "kube"),
 }
 _PRINTERS["gopass"] = _PRINTERS["pass"]
 PRINTER_NAMES = frozenset(_PRINTERS) | {"printenv"}
 _PRINTER_FLAGS = frozenset(
-    {"-t", "-L", "--raw", "--show-token", "--expose-token", "--token", "-d", "--decrypt",
+    {"-t", "-L", "--raw", "--show-token", "--expose-token", "--token", "-d", "--decrypt", "-raw",
+     "-json",
      "--export-secret-keys", "--export-secret-subkeys"}
 )  # fmt: skip
 # Options of the cloud and cluster tools that take a value (written before the subcommand).
@@ -220,13 +227,25 @@ def printed_credential(name: str, args: list[str]) -> str | None:
             if (
                 name == "security"
                 and shape[0].startswith("find-")
-                and not any(a.startswith("-") and "w" in a.lstrip("-") for a in args)
+                and not any(
+                    a.startswith("-") and not a.startswith("--") and ("w" in a or "g" in a)
+                    for a in args
+                )
             ):
                 continue  # without -w the password is not printed
             return provider
     if name == "gh" and "--show-token" in args:
         return "github"
+    if (
+        name in ("npm", "pnpm", "yarn", "gh", "pip", "pip3")
+        and "get" in args
+        and any(_SECRET_KEY.search(a) for a in args)
+    ):  # npm config get //registry…/:_authToken, gh config get oauth_token
+        return "npm" if name in ("npm", "pnpm", "yarn") else ("github" if name == "gh" else "")
     return None
+
+
+_SECRET_KEY = re.compile(r"(?i)authtoken|_auth$|_password$|oauth_token|token$|password$")
 
 
 def printed_variable(name: str, args: list[str]) -> str | None:

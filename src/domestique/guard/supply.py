@@ -240,7 +240,7 @@ def _node(name: str, args: list[str]) -> str | None:
 
 PLUGIN_NAMES = frozenset(
     {"helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
-     "codium", "windsurf", "poetry", "vagrant", "krew"}
+     "codium", "windsurf", "poetry", "vagrant", "krew", "flatpak"}
 )  # fmt: skip
 _URLISH = re.compile(r"(?i)^(?:git\+)?(?:https?|git|ssh|ftp)://|^git@[\w.-]+:")
 
@@ -286,6 +286,8 @@ def plugin_install(name: str, args: list[str]) -> str | None:
         and any("://" in v and not _DEFAULT_INDEXES.match(v) for v in verbs[2:])
     ):
         return "poetry config sets a repository: later installs can come from there"
+    if name == "flatpak" and verbs[:1] == ["install"] and any("://" in v for v in verbs[1:]):
+        return "flatpak installs an application from a URL"
     if (
         name == "vagrant"
         and verbs[:2] == ["plugin", "install"]

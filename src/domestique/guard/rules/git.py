@@ -63,6 +63,8 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
                           inv.span, judged)  # fmt: skip
             runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+            if runs is None and _foreign_rewrite(key, value):
+                runs = _GIT_EXEC_KEYS.match("url.x.insteadof")  # fetches rewritten elsewhere
             if runs and _plain_viewer(key, value):
                 runs = None  # core.pager 'less -R', core.editor 'code --wait': the usual tools
             if runs and (len(positional) > 1 or "--add" in args):
@@ -197,3 +199,17 @@ def _plain_viewer(key: str, value: str) -> bool:
 
 
 _BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+_URL_HOST = re.compile(r"^(?:[a-z][\w+.-]*://)?(?:[^@/]*@)?([^/:]+)", re.I)
+
+
+def _foreign_rewrite(key: str, value: str) -> bool:
+    """``url.https://evil/.insteadOf https://github.com/``: every fetch of the second goes to a
+    different host (the same host by ssh instead of https is an everyday rewrite)."""
+    k = key.lower()
+    if not (k.startswith("url.") and k.endswith((".insteadof", ".pushinsteadof"))):
+        return False
+    a = _URL_HOST.match(key[4:].rsplit(".", 1)[0])
+    b = _URL_HOST.match(value)
+    return a is not None and b is not None and a.group(1).lower() != b.group(1).lower()

@@ -630,7 +630,8 @@ _SENDERS = (
     | frozenset(
         {"ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "dig", "nslookup",
          "host", "drill", "ping", "smbclient", "openssl", "ftp", "telnet", "rclone", "s3cmd",
-         "mosquitto_pub", "irc", "swaks"}
+         "mosquitto_pub", "irc", "swaks", "whois", "lftp", "ncftpput", "tftp", "websocat",
+         "wscat", "kcat", "kafkacat"}
     )
 )  # fmt: skip
 

@@ -140,9 +140,9 @@ def _temp_in(value: str) -> bool:
 
 # Variables that make every later program of a kind load code from where they point.
 _INJECT_VARIABLES = frozenset(
-    {"PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH", "RUBYOPT",
-     "RUBYLIB", "PERL5OPT", "PERL5LIB", "PERLLIB", "ZDOTDIR", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
-     "CLASSPATH", "GEM_PATH", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH", "LD_AUDIT"}
+    {"PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH",
+     "RUBYOPT", "RUBYLIB", "PERL5OPT", "PERL5LIB", "PERLLIB", "ZDOTDIR", "JAVA_TOOL_OPTIONS",
+     "_JAVA_OPTIONS", "CLASSPATH", "GEM_PATH", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH", "LD_AUDIT"}
 )  # fmt: skip
 
 
@@ -218,6 +218,72 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         elif tool and n != "ln" and not words[-2].text.startswith(("/usr/", "/bin/", "/opt/")):
             yield Hit("cmd.persistence", f"{n} puts a program named {tool} in a PATH folder",
                       dest.span, judged)  # fmt: skip
+
+
+# Switches that start an agent with its approvals or hooks off (or with settings from elsewhere).
+_AGENT_SWITCHES = frozenset(
+    {"--dangerously-skip-permissions", "--dangerously-bypass-approvals-and-sandbox", "--yolo",
+     "--dangerously-allow-all", "--allow-dangerously-skip-permissions"}
+)  # fmt: skip
+_AGENT_VALUE_SWITCHES = {
+    "--permission-mode": ("bypasspermissions",),
+    "--approval-mode": ("yolo",),
+    "--sandbox": ("danger-full-access",),
+    "-s": ("danger-full-access",),
+    "--setting-sources": ("",),
+}
+
+
+@rule(programs=AGENT_PROGRAMS, args=True)
+def _rule_agent_switches(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """An agent started with approvals or hooks off: ``claude --dangerously-skip-permissions``,
+    ``codex --dangerously-bypass-approvals-and-sandbox``, ``gemini --yolo``, settings from a
+    temporary folder (``claude --settings /tmp/x.json``)."""
+    args = inv.args
+    judged = inv.render()
+    for i, a in enumerate(args):
+        name, eq, value = a.partition("=")
+        if not eq and i + 1 < len(args):
+            value = args[i + 1]
+        hit = a in _AGENT_SWITCHES or (
+            inv.name == "gemini" and a == "-y"
+        ) or (
+            name in _AGENT_VALUE_SWITCHES
+            and (
+                value.lower() in _AGENT_VALUE_SWITCHES[name]
+                or (name == "--setting-sources" and "user" not in value.lower())
+            )
+        ) or (name == "--settings" and _temp_value(value))  # fmt: skip
+        if hit:
+            yield Hit("cmd.guard_tamper", f"{inv.name} {a} starts an agent without its controls",
+                      inv.span, judged)  # fmt: skip
+            return
+
+
+_GUARD_FILE_TOOLS = frozenset({"chmod", "chown", "chattr", "chflags", "setfacl", "yq", "jq", "git"})
+_GIT_FILE_VERBS = frozenset({"checkout", "restore", "rm", "mv", "apply", "stash"})
+_GUARD_HINT = re.compile(r"(?i)claude|cursor|gemini|codex|copilot|windsurf|cline|domestique|hooks")
+
+
+@rule(programs=_GUARD_FILE_TOOLS, args=True)
+def _rule_guard_file_modes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``chmod 000 ~/.claude/settings.json``, ``chattr +i``, ``yq -i 'del(.hooks)' …``, ``git
+    checkout OLD -- .claude/settings.json``: the hook settings made unreadable, frozen, edited in
+    place or replaced by an old version."""
+    n = inv.name
+    if n in ("yq", "jq") and not any(a in ("-i", "--inplace", "--in-place") for a in inv.args):
+        return
+    if n == "git" and (
+        _GIT_FILE_VERBS.isdisjoint(inv.args[:3]) or not _GUARD_HINT.search(" ".join(inv.args))
+    ):
+        return  # git checkout HEAD~5 -- .claude/settings.json: old settings written back
+    for w in inv.words[1:]:
+        t = w.text
+        if t.startswith("-") or not ("/" in t or t.startswith(".")):
+            continue
+        if ctx.guard_re.search(canonical_for_match(t, ctx.cwd, ctx.env)):
+            yield Hit("cmd.guard_tamper", f"{n} changes {t}", w.span, inv.render())
+            return
 
 
 def _names_guard(args: list[str]) -> bool:

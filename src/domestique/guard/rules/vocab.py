@@ -90,7 +90,8 @@ CONTROL_VARIABLES = frozenset(
      "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
      "OPENAI_BASE_URL", "OPENAI_API_BASE", "GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL",
      "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
-     "all_proxy", "no_proxy"}
+     "all_proxy", "no_proxy", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME",
+     "CURSOR_CONFIG_DIR", "COPILOT_HOME"}
 )  # fmt: skip
 
 
