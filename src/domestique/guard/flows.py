@@ -27,6 +27,7 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("auth", "application-default", "print-access-token"),
             ("config", "config-helper"),
             ("secrets", "versions", "access"),
+            ("iam", "service-accounts", "keys", "create"),
         ),
         "google",
     ),
@@ -45,6 +46,9 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("ssm", "get-parameters"),
             ("sso", "get-role-credentials"),
             ("iam", "create-access-key"),
+            ("eks", "get-token"),
+            ("ecr", "get-authorization-token"),
+            ("lightsail", "get-instance-access-details"),
         ),
         "aws",
     ),
@@ -55,6 +59,10 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("acr", "login", "--expose-token"),
             ("storage", "account", "keys", "list"),
             ("ad", "sp", "create-for-rbac"),
+            ("ad", "sp", "credential", "reset"),
+            ("ad", "app", "credential", "reset"),
+            ("acr", "credential", "show"),
+            ("aks", "get-credentials"),
         ),
         "azure",
     ),
@@ -113,6 +121,9 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     "keyring": ((("get",),), ""),
     "ssh-add": ((("-L",),), ""),
     "terraform": ((("output", "-raw"), ("output", "-json")), ""),
+    # clipboards, and the environments of other processes and services
+    "pbpaste": (((),), ""),
+    "wl-paste": (((),), ""),
     "tofu": ((("output", "-raw"), ("output", "-json")), ""),
     "helm": ((("get", "values"), ("get", "all")), "kube"),
 }
@@ -197,6 +208,10 @@ _HOST = re.compile(r"(?i)^(?:[a-z][\w+.-]*://)?(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[a-
 
 def printed_credential(name: str, args: list[str]) -> str | None:
     """The provider ('' when unknown) when ``name args`` prints a credential, else None."""
+    if name in _OTHER_PRINTERS:
+        other = _other_printer(name, args)
+        if other is not None:
+            return other
     entry = _PRINTERS.get(name)
     if entry is None:
         return printed_variable(name, args)
@@ -236,6 +251,7 @@ def printed_credential(name: str, args: list[str]) -> str | None:
             return provider
     if name == "gh" and "--show-token" in args:
         return "github"
+
     if (
         name in ("npm", "pnpm", "yarn", "gh", "pip", "pip3")
         and "get" in args
@@ -243,6 +259,46 @@ def printed_credential(name: str, args: list[str]) -> str | None:
     ):  # npm config get //registry…/:_authToken, gh config get oauth_token
         return "npm" if name in ("npm", "pnpm", "yarn") else ("github" if name == "gh" else "")
     return None
+
+
+_OTHER_PRINTERS = frozenset(
+    {"xclip", "xsel", "ps", "docker", "podman", "kubectl", "oc", "git", "systemctl", "launchctl"}
+)
+
+
+def _other_printer(name: str, args: list[str]) -> str | None:
+    """Printers judged by their options: clipboards, process and container environments, git
+    remote URLs (they hold tokens: ``https://x-access-token:…@github.com/…``)."""
+    if name in ("xclip", "xsel"):
+        return "" if any(a in ("-o", "-out", "--output", "-b") for a in args) else None
+    if name == "ps":  # ps eww, ps auxe: BSD-style e prints each process's environment
+        first = args[0] if args else ""
+        return "" if "e" in first and re.fullmatch(r"[auxewfjlvmsrcnhSTHZ]+", first) else None
+    if name in ("docker", "podman", "kubectl", "oc"):
+        return "" if _shows_other_env(args) else None
+    if name == "systemctl":
+        return "" if "show-environment" in args else None
+    if name == "launchctl":
+        return "" if args[:1] == ["getenv"] else None
+    if args[:2] in (["remote", "-v"], ["remote", "get-url"]) or (
+        "config" in args and any(a.startswith("remote.") and a.endswith(".url") for a in args)
+    ):
+        return "git"
+    return None
+
+
+def _shows_other_env(args: list[str]) -> bool:
+    """``docker exec api env``, ``kubectl exec pod -- printenv``, ``docker inspect api``: the
+    environment of a container (where its secrets are) printed."""
+    if args[:1] == ["inspect"]:
+        fmt = " ".join(args)
+        return ("--format" not in fmt and "-f" not in args) or "Env" in fmt
+    if "exec" not in args[:3]:
+        return False
+    rest = args[args.index("exec") + 1 :]
+    return any(a in ("env", "printenv", "export") for a in rest) or any(
+        a.endswith("/environ") for a in rest
+    )
 
 
 _SECRET_KEY = re.compile(r"(?i)authtoken|_auth$|_password$|oauth_token|token$|password$")

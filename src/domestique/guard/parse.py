@@ -377,6 +377,8 @@ class Walker:
                 for inv in self.invs[start:]:
                     if not inv.inside_sub:
                         inv.redirects.extend(redirects)
+                        if redirects:
+                            self._late_redirects(inv, ctx)
         produced = tuple(range(start, len(self.invs)))
         for piped, rest in tails:
             for stmt in rest:
@@ -439,6 +441,10 @@ class Walker:
         name = self._t.source(name_node) if name_node is not None else ""
         span = self._span(node, ctx)
         self.functions[name] = span
+        if name == "domestique":
+            self.hits.append(
+                Hit("cmd.guard_tamper", "a function shadows Domestique's command", span)
+            )
         body = node.child_by_field_name("body")
         start = len(self.invs)
         if body is not None:
@@ -704,3 +710,7 @@ class Walker:
     def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
         """Open up code stored in a variable (the unfold stage overrides this)."""
         raise NotImplementedError
+
+    def _late_redirects(self, inv: Invocation, ctx: Ctx) -> None:
+        """``a && echo x > f`` (a list's redirects, added after ``emit``): the unfold stage
+        remembers what is written."""

@@ -211,6 +211,7 @@ PERSISTENCE_FILES = re.compile(
     r"\.config/autostart-scripts/.+|etc/motd\.d/.+|etc/udev/rules\.d/.+|\.pam_environment$|"
     # Python runs .pth lines and sitecustomize at every start; ssh runs ProxyCommand/LocalCommand
     r"[^/]+\.pth$|(?:sitecustomize|usercustomize)\.py$|\.ssh/config(?:\.d/.+)?$|"
+    r"\.ipython/profile_[^/]+/startup/.+|\.config/environment\.d/.+|"
     r"etc/ssh/ssh_config(?:\.d/.+)?$"
     r")"
 )
@@ -218,7 +219,8 @@ PERSISTENCE_FILES = re.compile(
 SHELL_STARTUP_FILES = re.compile(
     r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
     r"zlogin|zlogout|kshrc|shrc|bash_aliases|bash_functions|zsh_aliases|aliases)|"
-    r"\.ssh/rc|etc/profile(?:\.d/.+)?|etc/(?:bash\.bashrc|zshrc|zsh/\w+)|etc/rc\.local)$"
+    r"\.ssh/rc|etc/profile(?:\.d/.+)?|etc/(?:bash\.bashrc|zshrc|zsh/\w+)|etc/rc\.local|"
+    r"\.config/environment\.d/[^/]+\.conf|etc/environment)$"
 )
 # Files that decide who may do what.
 ACCOUNT_FILES = re.compile(

@@ -131,6 +131,13 @@ def cron_commands(table: str, *, user_field: bool) -> str:
     return "\n".join(out)
 
 
+_TASK_COMMAND = re.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
+# Python files run at start-up: site hooks, .pth import lines, IPython start-up scripts.
+_PYTHON_STARTUP = re.compile(
+    r"(?:\.pth|sitecustomize\.py|usercustomize\.py|\.ipython/profile_[^/]+/startup/[^/]+\.py)$"
+)
+# Names a shell alias or function must not take: the guard's own command.
+GUARD_PROGRAMS = frozenset({"domestique"})
 _HOME_PATH = re.compile(r"^(?:\$HOME|\$\{HOME\})/[\w.@+/-]+$")
 
 
@@ -276,6 +283,10 @@ class Unfolder(Runners):
                 self._code_word(action, inv, ctx, "trap")
         elif name == "alias":
             for w in inv.words[1:]:
+                if w.text.split("=", 1)[0] in GUARD_PROGRAMS:
+                    self.hits.append(
+                        Hit("cmd.guard_tamper", "an alias shadows Domestique's command", w.span)
+                    )
                 if "=" in w.text and w.literal:
                     self.nested(w.text.split("=", 1)[1], ctx._replace(upstream=()), w.span, "alias")
         elif name in ("ssh", "dbclient") and len(inv.words) > 2:
@@ -478,6 +489,10 @@ class Unfolder(Runners):
                 Hit("cmd.opaque_command", "sourced path is not a literal", script.span)
             )
 
+    def _late_redirects(self, inv: Invocation, ctx: Ctx) -> None:
+        if inv.name in ("echo", "printf", "cat", "tee"):
+            self._remember_written(inv, ctx)
+
     def _remember_written(self, inv: Invocation, ctx: Ctx) -> None:
         """``echo … > x.sh`` / ``cat > x.sh <<EOF``: keep the text so running x.sh is judged."""
         if not inv.redirects and inv.name != "tee":
@@ -530,7 +545,13 @@ class Unfolder(Runners):
             code = cron_commands(text, user_field=not canon.startswith(("var/", "/var/")))
             if code:
                 self.nested(code, ctx._replace(upstream=()), inv.span, f"cron:{path}")
-        elif canon.endswith((".pth", "sitecustomize.py", "usercustomize.py")):
+        elif canon.endswith(".vscode/tasks.json") and "folderOpen" in text:
+            # a VS Code task that runs when the folder is opened: its commands are shell code
+            self.hits.append(Hit("cmd.persistence", "a VS Code task runs on folder open", inv.span))
+            for m in _TASK_COMMAND.finditer(text):
+                self.nested(m.group(1).replace('\\"', '"'), ctx._replace(upstream=()),
+                            inv.span, f"task:{path}")  # fmt: skip
+        elif _PYTHON_STARTUP.search(canon):
             code = text
             if canon.endswith(".pth"):
                 code = "\n".join(

@@ -519,6 +519,11 @@ def _dumps_environment(inv: Invocation) -> bool:
     return False
 
 
+def dumps_environment(inv: Invocation) -> bool:
+    """Public name of ``_dumps_environment`` (read by the staging rules)."""
+    return _dumps_environment(inv) or inv.code_dumps_env
+
+
 _SENSITIVE_PIECES = re.compile(r"[=@,:\s<]")
 
 

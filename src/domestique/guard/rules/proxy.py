@@ -32,6 +32,13 @@ _CA_KEYS = frozenset(
 )
 
 
+def _loopback_url(value: str) -> bool:
+    """``http://127.0.0.1:8899``, ``localhost:3128``: a proxy on this machine (the firewall's)."""
+    host = re.sub(r"^[a-z][\w+.-]*://", "", value.lower()).split("@")[-1].split("/")[0]
+    host = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return host in ("localhost", "[::1]", "::1") or host.startswith("127.")
+
+
 def _temp(value: str) -> bool:
     return any(value == t or value.startswith(t + "/") for t in TEMP_TOPS)
 
@@ -88,9 +95,9 @@ def _rule_proxy_options(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     for key, value in _config_pairs(inv):
         k = key.lower()
         v = value.strip("'\"")
-        if (k in _PROXY_KEYS or k.endswith(".proxy")) and v.lower() in _EMPTY:
-            yield Hit("cmd.guard_tamper", f"{n} {key} set to nothing: the firewall proxy is "
-                      "skipped", inv.span, judged)  # fmt: skip
+        if (k in _PROXY_KEYS or k.endswith(".proxy")) and not _loopback_url(v):
+            yield Hit("cmd.guard_tamper", f"{n} {key} changed: the firewall proxy is skipped",
+                      inv.span, judged)  # fmt: skip
             return
         if k in _TLS_KEYS and v.lower() in _FALSE and n != "git":  # git's: rules/git.py
             yield Hit("cmd.tls_off", f"{n} {key} {v} turns certificate checks off", inv.span,
@@ -139,6 +146,12 @@ _CONFIG_TEXT: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = (
         re.compile(r"(?im)^\s*trusted-host\s*="),
         "cmd.tls_off",
         "makes pip trust a host without certificate checks",
+    ),
+    (
+        re.compile(r"(?:^|/)\.npmrc$"),
+        re.compile(r"(?im)^\s*script-shell\s*=\s*[\"']?/(?:tmp|var/tmp|dev/shm)/"),
+        "cmd.temp_exec",
+        "makes npm run every package script with a program from a temporary folder",
     ),
     (
         re.compile(r"(?:^|/)\.curlrc$"),

@@ -24,7 +24,7 @@ from domestique.guard.model import Hit, Invocation, Word
 from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import CREDENTIAL_FILES, SENSITIVE_FILES, canonical_for_match
 from domestique.guard.rules.common import cd_before, span_of, storage_upload
-from domestique.guard.rules.network import SENDERS
+from domestique.guard.rules.network import SENDERS, dumps_environment
 from domestique.guard.rules.registry import Context, line_rule, rule
 from domestique.guard.rules.vocab import RAW_NETWORK
 
@@ -35,6 +35,8 @@ _PACKERS = frozenset(
      "tail", "awk", "sed", "strings", "jq", "yq", "tr", "rev", "od", "hexdump", "python", "node"}
 )  # fmt: skip
 _PIECES = re.compile(r"[=@,:<]")
+# Sources that count only through a file they write (their output alone is often shown).
+_NOT_KEPT = frozenset({"echo", "printf", "env", "printenv", "set", "export", "declare", "typeset"})
 # tar/zip/7z/openssl/gpg options whose value is the file written
 _OUT_OPTIONS = frozenset({"-f", "--file", "-o", "--output", "-out", "--out", "of"})
 
@@ -61,6 +63,9 @@ def _written(inv: Invocation) -> list[str]:
         out += positional
     elif n in ("cp", "install", "ditto", "rsync") and len(positional) >= 2:
         out.append(positional[-1])
+    elif n == "gcloud" and "keys" in positional and "create" in positional:
+        after = positional[positional.index("create") + 1 :]
+        out += after[:1]  # gcloud iam service-accounts keys create KEY.json
     elif n in ("zip", "7z", "7za") and positional:
         out.append(positional[1] if n != "zip" and len(positional) > 1 else positional[0])
     for i, a in enumerate(args[:-1]):
@@ -95,6 +100,8 @@ def _printed(inv: Invocation) -> str | None:
         names = flows.secret_variables(inv.args)
         if names:
             return flows.variable_provider(names[0])
+    if provider is None and dumps_environment(inv):
+        return ""  # env > /tmp/e: every variable, secrets included
     return provider
 
 
@@ -133,7 +140,7 @@ def _rule_staged_credentials(ctx: Context) -> Iterator[Hit]:
             fed = [taint[u] for u in inv.upstream if u < i]
             fed += [taint[s] for w in inv.words for s in w.subs if s < i]
             provider = next((p for p in fed if p is not None), None)
-        elif inv.name not in ("echo", "printf") and (
+        elif inv.name not in _NOT_KEPT and (
             inv.inside_sub
             or any(v.startswith("function ") for v in inv.via)
             or i in downstream
