@@ -966,6 +966,7 @@ BENIGN_6: dict[str, list[str]] = {
         "pip uninstall -y requests",
         "brew uninstall wget",
         "alias gs='git status'",
+        "ssh $(pbpaste) -l pete",  # added after the corpus run (nl2bash): the clipboard names a host
         "git config --global http.proxy http://127.0.0.1:8899",
         "echo 'layout python3' > .envrc && direnv allow",
         "echo 'set number' >> ~/.vimrc",

@@ -703,6 +703,8 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         feeders = _feeders(inv, invs)
         for f in [*feeders, inv]:
             provider = flows.printed_credential(f.name, f.args)
+            if provider is not None and _names_destination(f, inv, invs):
+                provider = None  # ssh $(pbpaste): the clipboard names the host, nothing is sent
             if (
                 provider is not None
                 and (f is not inv or raw)
@@ -736,6 +738,20 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
                           inv.span, judged)  # fmt: skip
             return
+
+
+_CLIPBOARDS = frozenset({"pbpaste", "wl-paste", "xclip", "xsel"})
+_CONNECTORS = frozenset({"ssh", "scp", "sftp", "mosh", "telnet", "nc", "ncat", "ping", "rsync"})
+
+
+def _names_destination(f: Invocation, inv: Invocation, invs: list[Invocation]) -> bool:
+    """Is the clipboard substituted as a whole word of a connecting tool (``ssh $(pbpaste)``)?"""
+    if f.name not in _CLIPBOARDS or inv.name not in _CONNECTORS or f is inv:
+        return False
+    me = next((i for i, v in enumerate(invs) if v is f), -1)
+    return me not in inv.upstream and any(
+        me in w.subs and w.text.startswith("$(") and w.text.endswith(")") for w in inv.words
+    )
 
 
 def _stdin_texts(inv: Invocation, feeders: list[Invocation]) -> list[str]:

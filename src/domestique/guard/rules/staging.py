@@ -36,7 +36,22 @@ _PACKERS = frozenset(
 )  # fmt: skip
 _PIECES = re.compile(r"[=@,:<]")
 # Sources that count only through a file they write (their output alone is often shown).
-_NOT_KEPT = frozenset({"echo", "printf", "env", "printenv", "set", "export", "declare", "typeset"})
+_NOT_KEPT = frozenset(
+    {
+        "echo",
+        "printf",
+        "env",
+        "printenv",
+        "set",
+        "export",
+        "declare",
+        "typeset",
+        "pbpaste",
+        "wl-paste",
+        "xclip",
+        "xsel",
+    }
+)
 # tar/zip/7z/openssl/gpg options whose value is the file written
 _OUT_OPTIONS = frozenset({"-f", "--file", "-o", "--output", "-out", "--out", "of"})
 
