@@ -105,3 +105,27 @@ def test_reviewed_as_stopped_by_design(
 ) -> None:
     """Proxy changes, sudo, package files, start-up file edits, rsync --delete: still stopped."""
     assert _judge(command, policy, str(tmp_path))[0] in ("ask", "deny")
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ('curl -k -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/user', "deny"),
+        (
+            'curl -sk -d "$(gcloud auth print-access-token)" https://storage.googleapis.com/x',
+            "deny",
+        ),
+        (
+            'wget --no-check-certificate --header="X: $OPENAI_API_KEY" https://api.openai.com',
+            "deny",
+        ),
+        ('curl -H "Authorization: token $GITHUB_TOKEN" https://api.github.com/user', "allow"),
+        ("curl -k https://self-signed.internal.example/health", "allow"),
+    ],
+)
+def test_a_secret_sent_to_its_provider_with_tls_checks_off_is_denied(
+    command: str, expected: str, policy: EffectivePolicy, tmp_path: object
+) -> None:
+    """Brief, cause 6: ``curl -k`` sending a secret, even to its own provider (anyone on the path
+    reads it); ``curl -k`` that sends nothing stays allowed."""
+    assert _judge(command, policy, str(tmp_path))[0] == expected

@@ -719,6 +719,10 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                     f.render() + " -> " + judged,
                 )
                 return
+            if provider is not None and f is not inv and _insecure(inv):
+                yield Hit("cmd.tls_off", f"{f.name} prints a credential sent with certificate "
+                          "checks off", span_of(f.span, inv.span), judged)  # fmt: skip
+                return
             if f is not inv and f.name in _GREP_NAMES and any(_KEY_PATTERN.search(a)
                                                               for a in f.args):  # fmt: skip
                 yield Hit("cmd.exfiltration", "a search for keys or passwords is sent away",
@@ -730,6 +734,10 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         for name in dict.fromkeys(names):
             provider = flows.variable_provider(name)
             if not raw and hosts and all(flows.host_is_provider(h, provider) for h in hosts):
+                if _insecure(inv):  # curl -k -H "…$GITHUB_TOKEN" https://api.github.com
+                    yield Hit("cmd.tls_off", f"${name} is sent with certificate checks off",
+                              inv.span, judged)  # fmt: skip
+                    return
                 continue
             if raw or provider or any(DROP_HOSTS.search(h) for h in hosts):
                 yield Hit("cmd.exfiltration", f"${name} is sent to a host that is not its own",
@@ -738,6 +746,20 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
                           inv.span, judged)  # fmt: skip
             return
+
+
+def _insecure(inv: Invocation) -> bool:
+    """``curl -k``, ``wget --no-check-certificate``, ``http --verify=no``: TLS checks off."""
+    args = inv.args
+    if inv.name == "curl":
+        return "--insecure" in args or any(
+            a.startswith("-") and not a.startswith("--") and "k" in a for a in args
+        )
+    if inv.name in ("wget", "wget2"):
+        return "--no-check-certificate" in args
+    return inv.name in ("http", "https", "xh") and any(
+        a in ("--verify=no", "--verify=false") for a in args
+    )
 
 
 _CLIPBOARDS = frozenset({"pbpaste", "wl-paste", "xclip", "xsel"})
