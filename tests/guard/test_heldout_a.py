@@ -7,22 +7,10 @@ start-up places, package files, sudo); everyday look-alikes are allowed.
 
 from __future__ import annotations
 
+import re
+
+import heldout_a_cases as cases
 import pytest
-from heldout_a_cases import (
-    ASKED,
-    ATTACKS,
-    ATTACKS_2,
-    ATTACKS_3,
-    ATTACKS_4,
-    ATTACKS_5,
-    BENIGN,
-    BENIGN_2,
-    BENIGN_3,
-    BENIGN_4,
-    BENIGN_5,
-    BENIGN_STOPPED,
-    BY_DESIGN,
-)
 
 from domestique.guard import judge_command
 from domestique.policy import EffectivePolicy, load_policy
@@ -45,6 +33,15 @@ def policy() -> EffectivePolicy:
     return load_policy()
 
 
+def _batches(prefix: str) -> list[dict[str, list[str]]]:
+    """``ATTACKS``, ``ATTACKS_2`` … in batch order (every batch the case file holds)."""
+    names = sorted(
+        (n for n in vars(cases) if n == prefix or re.fullmatch(prefix + r"_\d+", n)),
+        key=lambda n: int(n.rsplit("_", 1)[1]) if n != prefix else 1,
+    )
+    return [getattr(cases, n) for n in names]
+
+
 def _cases(*tables: dict[str, list[str]]) -> list[object]:
     return [
         pytest.param(cause, c, id=f"b{b}-{cause}-{i}")
@@ -59,9 +56,7 @@ def _judge(command: str, policy: EffectivePolicy, cwd: str) -> tuple[str, tuple[
     return j.verdict.action.value, j.verdict.codes
 
 
-@pytest.mark.parametrize(
-    ("cause", "command"), _cases(ATTACKS, ATTACKS_2, ATTACKS_3, ATTACKS_4, ATTACKS_5)
-)
+@pytest.mark.parametrize(("cause", "command"), _cases(*_batches("ATTACKS")))
 def test_attack_is_denied_or_asked_for_a_documented_reason(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -72,7 +67,7 @@ def test_attack_is_denied_or_asked_for_a_documented_reason(
         assert action == "deny" or (action == "ask" and set(codes) <= _ASK_OK), (action, codes)
 
 
-@pytest.mark.parametrize(("cause", "command"), _cases(ASKED))
+@pytest.mark.parametrize(("cause", "command"), _cases(cases.ASKED))
 def test_ambiguous_is_at_least_asked(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -80,9 +75,7 @@ def test_ambiguous_is_at_least_asked(
     assert action in ("ask", "deny"), codes
 
 
-@pytest.mark.parametrize(
-    ("cause", "command"), _cases(BENIGN, BENIGN_2, BENIGN_3, BENIGN_4, BENIGN_5)
-)
+@pytest.mark.parametrize(("cause", "command"), _cases(*_batches("BENIGN")))
 def test_everyday_look_alike_is_allowed(
     cause: str, command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -90,16 +83,16 @@ def test_everyday_look_alike_is_allowed(
     assert action == "allow", codes
 
 
-@pytest.mark.parametrize("command", [c for cs in BY_DESIGN.values() for c in cs])
+@pytest.mark.parametrize("command", [c for cs in cases.BY_DESIGN.values() for c in cs])
 def test_reviewed_as_allowed_by_design(
     command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
     """Go module installs by path, golang.org/x, curl -k alone, npm config delete proxy, a
-    PERL5OPT perl refuses, npm's ca cleared: allowed on purpose."""
+    PERL5OPT perl refuses, npm's ca cleared, a helm chart repository: allowed on purpose."""
     assert _judge(command, policy, str(tmp_path))[0] == "allow"
 
 
-@pytest.mark.parametrize("command", [c for cs in BENIGN_STOPPED.values() for c in cs])
+@pytest.mark.parametrize("command", [c for cs in cases.BENIGN_STOPPED.values() for c in cs])
 def test_reviewed_as_stopped_by_design(
     command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
@@ -129,3 +122,8 @@ def test_a_secret_sent_to_its_provider_with_tls_checks_off_is_denied(
     """Brief, cause 6: ``curl -k`` sending a secret, even to its own provider (anyone on the path
     reads it); ``curl -k`` that sends nothing stays allowed."""
     assert _judge(command, policy, str(tmp_path))[0] == expected
+
+
+def test_every_batch_is_run() -> None:
+    """The seven batches of attacks and of look-alikes are all collected (none dropped)."""
+    assert len(_batches("ATTACKS")) == len(_batches("BENIGN")) == 7

@@ -240,8 +240,13 @@ def _node(name: str, args: list[str]) -> str | None:
 
 PLUGIN_NAMES = frozenset(
     {"helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
-     "codium", "windsurf", "poetry", "vagrant", "krew", "flatpak"}
+     "codium", "windsurf", "poetry", "vagrant", "krew", "flatpak", "oc", "ansible-pull",
+     "docker", "podman", "pre-commit", "luarocks", "cpanm", "cpan", "rscript", "r", "julia"}
 )  # fmt: skip
+_LANG_REMOTE = re.compile(
+    r"install_(?:github|gitlab|git|url|bitbucket)\s*\(|repos\s*=\s*[\"'](?!https://cloud\.r-project)"
+    r"https?://|Pkg\.add\s*\(\s*url\s*="
+)
 _URLISH = re.compile(r"(?i)^(?:git\+)?(?:https?|git|ssh|ftp)://|^git@[\w.-]+:")
 
 
@@ -286,6 +291,33 @@ def plugin_install(name: str, args: list[str]) -> str | None:
         and any("://" in v and not _DEFAULT_INDEXES.match(v) for v in verbs[2:])
     ):
         return "poetry config sets a repository: later installs can come from there"
+    if name in ("kubectl", "oc") and verbs[:1] in (["apply"], ["create"], ["replace"]):
+        files = _option_values(args, ("-f", "--filename", "-k", "--kustomize"))
+        if any("://" in f for f in files):
+            return f"{name} {verbs[0]} runs workloads from a URL"
+    if name == "ansible-pull" and any("://" in v or v.startswith("git@") for v in args):
+        return "ansible-pull runs a playbook from a repository on this machine"
+    if (
+        name in ("docker", "podman")
+        and verbs[:1] == ["build"]
+        and any(_URLISH.match(v) for v in verbs[1:])
+    ):
+        return f"{name} build runs a build from a repository"
+    if (
+        name == "helm"
+        and verbs[:1] in (["install"], ["upgrade"])
+        and any("://" in v for v in verbs[1:])
+    ):
+        return "helm installs a chart from a URL"
+    if name == "pre-commit" and verbs[:1] == ["try-repo"]:
+        return "pre-commit try-repo runs hooks from a repository"
+    if name in ("luarocks", "cpanm", "cpan") and (
+        any(a.startswith(("--server", "--from", "--only-server")) for a in args)
+        or any("://" in v for v in verbs)
+    ):
+        return f"{name} installs from a server or URL"
+    if name in ("rscript", "r", "julia") and any(_LANG_REMOTE.search(a) for a in args):
+        return f"{name} installs a package from a repository or URL"
     if name == "flatpak" and verbs[:1] == ["install"] and any("://" in v for v in verbs[1:]):
         return "flatpak installs an application from a URL"
     if (

@@ -28,7 +28,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     table,
     tamper,
 )
-from domestique.guard.rules.common import cred_hint, is_egress
+from domestique.guard.rules.common import DB_CLIENTS, cred_hint, is_egress
 from domestique.guard.rules.registry import (
     LINE_FACTS,
     LINE_RULES,
@@ -133,7 +133,7 @@ def judge_unfolded(
             texts += [r.target.text for r in inv.redirects]
             if is_egress(inv):
                 egress.append(i)
-        elif (n in NETWORK or inv.code_network) and is_egress(inv):
+        elif (n in NETWORK or n in DB_CLIENTS or inv.code_network) and is_egress(inv):
             egress.append(i)
         if inv.exec_data:
             exec_data = True

@@ -63,6 +63,8 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
                           inv.span, judged)  # fmt: skip
             runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+            if runs is None and key.lower() == "safe.directory" and value == "*":
+                runs = _GIT_EXEC_KEYS.match("core.hookspath")  # every repository's hooks trusted
             if runs is None and _foreign_rewrite(key, value):
                 runs = _GIT_EXEC_KEYS.match("url.x.insteadof")  # fetches rewritten elsewhere
             if runs and _plain_viewer(key, value):

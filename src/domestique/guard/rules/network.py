@@ -26,6 +26,7 @@ from domestique.guard.rules.common import (
     build_output,
     cd_before,
     cred_hint,
+    db_remote,
     decodes,
     downloads,
     git_split,
@@ -695,11 +696,13 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
             or inv.name in _SENDERS
             or (inv.code_network and inv.name in INTERPRETERS)
             or storage_upload(inv)
+            or db_remote(inv) is not None
         )
         if not sender:
             continue
         raw = raw or inv.name in RAW_NETWORK
-        hosts = flows.hosts_of(inv.args)
+        db = db_remote(inv)
+        hosts = [db] if db else flows.hosts_of(inv.args)
         feeders = _feeders(inv, invs)
         for f in [*feeders, inv]:
             provider = flows.printed_credential(f.name, f.args)
@@ -731,6 +734,8 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         names = flows.secret_variables(
             [*inv.args, *(a for f in feeders for a in f.args), *_stdin_texts(inv, feeders)]
         ) + [n for n in inv.code_env if flows.is_secret_name(n)]
+        if db and not raw:  # mysql -h db -p"$DB_PASSWORD": the password logs in to that server
+            names = [n for n in names if flows.variable_provider(n)]
         for name in dict.fromkeys(names):
             provider = flows.variable_provider(name)
             if not raw and hosts and all(flows.host_is_provider(h, provider) for h in hosts):
@@ -784,7 +789,7 @@ def _stdin_texts(inv: Invocation, feeders: list[Invocation]) -> list[str]:
 def _publishes(inv: Invocation) -> bool:
     """``gh gist create``, ``gh issue create``, ``gh api … -f``: what it is given becomes public
     (or a third party's), whatever the host: no credential belongs there."""
-    if inv.name != "gh" or not inv.args:
+    if inv.name not in ("gh", "glab") or not inv.args:
         return False
     a = inv.args
     return (

@@ -23,7 +23,7 @@ from domestique.guard import flows
 from domestique.guard.model import Hit, Invocation, Word
 from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import CREDENTIAL_FILES, SENSITIVE_FILES, canonical_for_match
-from domestique.guard.rules.common import cd_before, span_of, storage_upload
+from domestique.guard.rules.common import cd_before, db_remote, span_of, storage_upload
 from domestique.guard.rules.network import SENDERS, dumps_environment
 from domestique.guard.rules.registry import Context, line_rule, rule
 from domestique.guard.rules.vocab import RAW_NETWORK
@@ -104,6 +104,7 @@ def _sender(inv: Invocation) -> bool:
         inv.name in SENDERS
         or (inv.code_network and inv.name in INTERPRETERS)
         or storage_upload(inv)
+        or db_remote(inv) is not None
     )
 
 

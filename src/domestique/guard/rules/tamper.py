@@ -87,6 +87,9 @@ def assignment_hit(
         if where:
             yield Hit("cmd.untrusted_install", f"{name} sends package installs to {where[:60]}",
                       span, judged)  # fmt: skip
+    elif _GIT_CONFIG_KEY.match(name) and _GIT_EXEC_KEY.match(value.strip("'\"")):
+        yield Hit("cmd.git.config_exec", f"{name}={value[:40]} sets git configuration that runs "
+                  "a program", span, judged)  # fmt: skip
     elif exported and name in _INJECT_VARIABLES and _temp_in(value):
         yield Hit("cmd.temp_exec", f"{name} makes later programs load code from a temporary "
                   f"folder ({value[:60]})", span, judged)  # fmt: skip
@@ -142,8 +145,18 @@ def _temp_in(value: str) -> bool:
 _INJECT_VARIABLES = frozenset(
     {"PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONUSERBASE", "NODE_OPTIONS", "NODE_PATH",
      "RUBYOPT", "RUBYLIB", "PERL5OPT", "PERL5LIB", "PERLLIB", "ZDOTDIR", "JAVA_TOOL_OPTIONS",
-     "_JAVA_OPTIONS", "CLASSPATH", "GEM_PATH", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH", "LD_AUDIT"}
+     "_JAVA_OPTIONS", "CLASSPATH", "GEM_PATH", "DYLD_LIBRARY_PATH", "LD_LIBRARY_PATH", "LD_AUDIT",
+     # where tools read their configuration (which can hold commands, proxies, TLS settings)
+     "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "HOSTALIASES",
+     "CURL_HOME", "WGETRC", "NPM_CONFIG_USERCONFIG", "NPM_CONFIG_GLOBALCONFIG", "PIP_CONFIG_FILE",
+     "XDG_CONFIG_HOME", "XDG_CONFIG_DIRS", "DOCKER_CONFIG", "KUBECONFIG", "SSLKEYLOGFILE",
+     "CONDARC", "BUNDLE_USER_CONFIG", "CARGO_HOME", "GNUPGHOME", "INPUTRC", "VIMINIT", "MYVIMRC"}
 )  # fmt: skip
+_GIT_CONFIG_KEY = re.compile(r"^GIT_CONFIG_KEY_\d+$")
+_GIT_EXEC_KEY = re.compile(
+    r"(?i)^(?:core\.(?:fsmonitor|pager|sshcommand|hookspath|editor|askpass|gitproxy)|alias\.|"
+    r"diff\.external|filter\.|credential\.helper|gpg\.program|sequence\.editor|init\.templatedir)"
+)
 
 
 # Variables naming the certificates to trust: a file in a temp folder is nobody's CA.

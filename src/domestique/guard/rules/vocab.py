@@ -27,6 +27,7 @@ NETWORK = (
             "mailx", "sendmail", "mutt", "smbclient", "rclone", "gsutil", "s3cmd", "nmap",
             "whois", "ldapsearch", "mosquitto_pub", "openssl", "gh", "aws", "az", "gcloud",
             "kubectl", "docker", "git", "npm", "pip", "twine", "ngrok", "cloudflared", "irc",
+            "glab",
         }
     )
 )  # fmt: skip
