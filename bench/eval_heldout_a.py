@@ -1,11 +1,11 @@
 """Judge the round-5a held-out cases (tests/guard/heldout_a_cases.py) and print the figures.
 
-    .venv/bin/python bench/eval_heldout_a.py [--batch 1..7] [--show-misses] [--json FILE]
+    .venv/bin/python bench/eval_heldout_a.py [--batch 1..8] [--show-misses] [--json FILE]
 
 Batch 1: ATTACKS, ASKED, BENIGN (written before the rules were read); batch 2: ATTACKS_2 and
 BENIGN_2 (written after batch 1 was fixed, judged before any change for it); batch 3 the same
 after batch 2, batch 4 after batch 3, and so on
-to batch 7.
+to batch 8.
 
 Built-in policy, actor agent, cwd an empty temp folder. "caught" = ask or deny over the attacks
 (ATTACKS and ASKED together); "stopped" = ask or deny over the everyday look-alikes (BENIGN).
@@ -51,7 +51,7 @@ def _load(batch: int) -> tuple[Table, Table, Table]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=1)
+    ap.add_argument("--batch", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), default=1)
     ap.add_argument("--show-misses", action="store_true")
     ap.add_argument("--json", type=pathlib.Path)
     args = ap.parse_args(argv)

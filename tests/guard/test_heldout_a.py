@@ -88,7 +88,8 @@ def test_reviewed_as_allowed_by_design(
     command: str, policy: EffectivePolicy, tmp_path: object
 ) -> None:
     """Go module installs by path, golang.org/x, curl -k alone, npm config delete proxy, a
-    PERL5OPT perl refuses, npm's ca cleared, a helm chart repository: allowed on purpose."""
+    PERL5OPT perl refuses, npm's ca cleared, a helm chart repository, a fresh clone's npm
+    install, npm login to another registry: allowed on purpose (heldout_a_cases.BY_DESIGN)."""
     assert _judge(command, policy, str(tmp_path))[0] == "allow"
 
 
@@ -125,5 +126,5 @@ def test_a_secret_sent_to_its_provider_with_tls_checks_off_is_denied(
 
 
 def test_every_batch_is_run() -> None:
-    """The seven batches of attacks and of look-alikes are all collected (none dropped)."""
-    assert len(_batches("ATTACKS")) == len(_batches("BENIGN")) == 7
+    """The eight batches of attacks and of look-alikes are all collected (none dropped)."""
+    assert len(_batches("ATTACKS")) == len(_batches("BENIGN")) == 8

@@ -169,8 +169,10 @@ def _pip(name: str, args: list[str]) -> str | None:
         if not _DEFAULT_INDEXES.match(v):
             return f"{name} installs from another index ({v[:60]})"
     for v in _option_values(args, ("-r", "--requirement", "-c", "--constraint")):
-        if re.match(r"(?i)^(?:https?|ftp)://", v):
+        if re.match(r"(?i)^(?:https?|ftp)://", v) or _DOWNLOADED.search(v):
             return f"{name} installs what a requirements file on a server lists ({v[:60]})"
+    if any(_DOWNLOADED.search(a) for a in args):
+        return f"{name} installs the packages a download names"
     skip = False
     for i, a in enumerate(args):
         if skip:
@@ -187,6 +189,10 @@ def _pip(name: str, args: list[str]) -> str | None:
         if _REMOTE_SPEC.match(spec):
             return f"{name} installs {spec[:60]} from a URL or repository"
     return None
+
+
+# A substitution that downloads: pip install $(curl -s URL), -r <(wget -qO- URL)
+_DOWNLOADED = re.compile(r"[$<]\(\s*(?:curl|wget|http|xh|fetch)\b")
 
 
 _PIP_VALUE_OPTIONS = frozenset(

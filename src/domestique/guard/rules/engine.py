@@ -129,6 +129,8 @@ def judge_unfolded(
         n = inv.name
         names.add(n)
         texts += inv.args
+        if inv.wrapped:  # xargs -a FILE: the wrapper's own options may name a file it reads
+            texts += [w.text for _, ws in inv.wrapped for w in ws]
         if inv.redirects:
             texts += [r.target.text for r in inv.redirects]
             if is_egress(inv):

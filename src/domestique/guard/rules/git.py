@@ -63,6 +63,8 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
                           inv.span, judged)  # fmt: skip
             runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+            if runs is None and key.lower() == "credential.helper" and _TEMP_STORE.search(value):
+                runs = _GIT_EXEC_KEYS.match("core.hookspath")  # passwords kept in a temp file
             if runs is None and key.lower() == "safe.directory" and value == "*":
                 runs = _GIT_EXEC_KEYS.match("core.hookspath")  # every repository's hooks trusted
             if runs is None and _foreign_rewrite(key, value):
@@ -200,6 +202,7 @@ def _plain_viewer(key: str, value: str) -> bool:
     return bool(words) and words[0] in _VIEWERS and bool(_PLAIN_VALUE.fullmatch(value))
 
 
+_TEMP_STORE = re.compile(r"--file[= ]\s*[\"']?/(?:tmp|var/tmp|dev/shm|private/tmp)/")
 _BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
 
 

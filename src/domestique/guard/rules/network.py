@@ -436,9 +436,13 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
     if look_only and not inv.redirects:
         return out
     # One search over every word decides whether any single word could name a credential.
-    if not cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects)])):
+    wrapped = [w.text for _, ws in inv.wrapped for w in ws] if inv.wrapped else []
+    if not cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects), *wrapped])):
         return out
     candidates = [r.target for r in inv.redirects if r.reads]
+    for name, ws in inv.wrapped:  # xargs -a ~/.ssh/id_rsa: the file xargs reads its items from
+        if name == "xargs":
+            candidates += [ws[i + 1] for i, w in enumerate(ws[:-1]) if w.text in _XARGS_FILE]
     # A look-only program still reads what is redirected into it (ssh host 'cat > x' < key).
     words = [] if look_only else inv.words[1:]
     skip_next = False
@@ -462,6 +466,9 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
                 out.append(w)
                 break
     return out
+
+
+_XARGS_FILE = frozenset({"-a", "--arg-file"})
 
 
 # Options whose value is a key or certificate used to authenticate, not data sent.
@@ -691,17 +698,20 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         raw = raw or _publishes(inv)
         if inv.name == "git" and "push" in inv.args:
             yield from _foreign_push(inv, added_remotes, judged)
+        login = _login_host(inv)
         sender = (
             raw
             or inv.name in _SENDERS
             or (inv.code_network and inv.name in INTERPRETERS)
             or storage_upload(inv)
             or db_remote(inv) is not None
+            or login is not None
+            or _url_with_secret(inv)
         )
         if not sender:
             continue
         raw = raw or inv.name in RAW_NETWORK
-        db = db_remote(inv)
+        db = db_remote(inv) or login
         hosts = [db] if db else flows.hosts_of(inv.args)
         feeders = _feeders(inv, invs)
         for f in [*feeders, inv]:
@@ -751,6 +761,36 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.secret_env_egress", f"${name} is sent to {', '.join(hosts)[:80]}",
                           inv.span, judged)  # fmt: skip
             return
+
+
+def _login_host(inv: Invocation) -> str | None:
+    """``docker login REGISTRY --password-stdin`` (and podman, helm registry, oras): the registry
+    the password read from stdin goes to (docker.io when none is named)."""
+    args = inv.args
+    if inv.name not in ("docker", "podman", "buildah", "skopeo", "oras", "helm", "nerdctl"):
+        return None
+    if "login" not in args[:2] or not any(a.startswith("--password-stdin") for a in args):
+        return None
+    positional = [a for a in args[args.index("login") + 1 :] if not a.startswith("-")]
+    values = set(_login_option_values(args))
+    hosts = [p for p in positional if p not in values]
+    host = hosts[-1] if hosts else "docker.io"
+    return re.sub(r"^[a-z]+://", "", host).split("/")[0].lower()
+
+
+def _login_option_values(args: list[str]) -> list[str]:
+    """Values of ``-u``/``--username``/``-p`` (not registries)."""
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-u", "--username", "-p")]
+
+
+def _url_with_secret(inv: Invocation) -> bool:
+    """``git push https://x:$(gh auth token)@host/r.git``, ``git ls-remote https://$TOKEN@h/…``:
+    the URL's user part carries a credential to its host."""
+    if inv.name not in ("git", "hg", "svn"):
+        return False
+    return any(
+        "://" in w.text and "@" in w.text and "$" in w.text.split("@", 1)[0] for w in inv.words[1:]
+    )
 
 
 def _insecure(inv: Invocation) -> bool:

@@ -273,7 +273,13 @@ def _rule_agent_switches(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             return
 
 
-_GUARD_FILE_TOOLS = frozenset({"chmod", "chown", "chattr", "chflags", "setfacl", "yq", "jq", "git"})
+_GUARD_FILE_TOOLS = frozenset(
+    {"chmod", "chown", "chattr", "chflags", "setfacl", "yq", "jq", "git", "find", "rsync", "rm"}
+)
+# The folders that hold an agent's hook settings or Domestique's state, as a whole.
+_GUARD_FOLDERS = re.compile(
+    r"(?:^|/)\.(?:claude|cursor|gemini|codex|copilot|windsurf|codeium|clinerules|domestique)/?$"
+)
 _GIT_FILE_VERBS = frozenset({"checkout", "restore", "rm", "mv", "apply", "stash"})
 _GUARD_HINT = re.compile(r"(?i)claude|cursor|gemini|codex|copilot|windsurf|cline|domestique|hooks")
 
@@ -284,6 +290,9 @@ def _rule_guard_file_modes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     checkout OLD -- .claude/settings.json``: the hook settings made unreadable, frozen, edited in
     place or replaced by an old version."""
     n = inv.name
+    if n in ("find", "rsync", "rm"):
+        yield from _guard_folder_wiped(inv, ctx)
+        return
     if n in ("yq", "jq") and not any(a in ("-i", "--inplace", "--in-place") for a in inv.args):
         return
     if n == "git" and (
@@ -296,6 +305,30 @@ def _rule_guard_file_modes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             continue
         if ctx.guard_re.search(canonical_for_match(t, ctx.cwd, ctx.env)):
             yield Hit("cmd.guard_tamper", f"{n} changes {t}", w.span, inv.render())
+            return
+
+
+def _guard_folder_wiped(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``rm -rf ~/.claude``, ``find ~/.claude -delete``, ``rsync --delete empty/ ~/.claude/``:
+    the folder of an agent's hook settings deleted or emptied."""
+    args = inv.args
+    n = inv.name
+    if n == "find":
+        if not ("-delete" in args or any(a in ("rm", "/bin/rm") for a in args)):
+            return
+        targets = args[:1]
+    elif n == "rsync":
+        if not any(a.startswith("--delete") for a in args):
+            return
+        targets = [a for a in args if not a.startswith("-")][-1:]
+    else:
+        if not any(a.startswith("-") and ("r" in a or "R" in a) for a in args):
+            return
+        targets = [a for a in args if not a.startswith("-")]
+    for t in targets:
+        if _GUARD_FOLDERS.search(canonical_for_match(t, ctx.cwd, ctx.env)):
+            yield Hit("cmd.guard_tamper", f"{n} deletes {t}, which holds hook settings",
+                      inv.span, inv.render())  # fmt: skip
             return
 
 
@@ -321,6 +354,35 @@ def _expand_braces(text: str) -> list[str]:
         for alt in m.group(1).split(",")
         for x in _expand_braces(text[: m.start()] + alt + text[m.end() :])
     ][:64]
+
+
+@rule(programs={"launchctl", "systemctl", "dbus-update-activation-environment"}, args=True)
+def _rule_service_environment(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``launchctl setenv HTTPS_PROXY ''``, ``systemctl --user set-environment X=…`` and
+    ``unset-environment``: the variables of every program the session starts later."""
+    args = [a for a in inv.args if not a.startswith("-")]
+    judged = inv.render()
+    if inv.name == "launchctl" and args[:1] in (["setenv"], ["unsetenv"]) and len(args) >= 2:
+        if args[0] == "unsetenv" and is_control_variable(args[1]):
+            yield Hit("cmd.guard_tamper", f"launchctl unsetenv {args[1]}", inv.span, judged)
+        elif args[0] == "setenv":
+            yield from assignment_hit(args[1], args[2] if len(args) > 2 else "", inv.span,
+                                      judged, ctx.env)  # fmt: skip
+        return
+    pairs = args[1:] if args[:1] in (["set-environment"], ["unset-environment"]) else args
+    if inv.name == "systemctl" and args[:1] == ["unset-environment"]:
+        for name in pairs:
+            if is_control_variable(name):
+                yield Hit("cmd.guard_tamper", f"{name} unset for the session's services",
+                          inv.span, judged)  # fmt: skip
+                return
+        return
+    if inv.name == "systemctl" and args[:1] != ["set-environment"]:
+        return
+    for pair in pairs:
+        name, eq, value = pair.partition("=")
+        if eq:
+            yield from assignment_hit(name, value, inv.span, judged, ctx.env)
 
 
 @rule(programs={"read", "printf", "mapfile", "readarray", "getopts"}, args=True)
