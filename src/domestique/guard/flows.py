@@ -26,6 +26,8 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("auth", "print-identity-token"),
             ("auth", "application-default", "print-access-token"),
             ("config", "config-helper"),
+            ("secrets", "versions", "access"),
+            ("iam", "service-accounts", "keys", "create"),
         ),
         "google",
     ),
@@ -44,6 +46,9 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("ssm", "get-parameters"),
             ("sso", "get-role-credentials"),
             ("iam", "create-access-key"),
+            ("eks", "get-token"),
+            ("ecr", "get-authorization-token"),
+            ("lightsail", "get-instance-access-details"),
         ),
         "aws",
     ),
@@ -54,6 +59,10 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("acr", "login", "--expose-token"),
             ("storage", "account", "keys", "list"),
             ("ad", "sp", "create-for-rbac"),
+            ("ad", "sp", "credential", "reset"),
+            ("ad", "app", "credential", "reset"),
+            ("acr", "credential", "show"),
+            ("aks", "get-credentials"),
         ),
         "azure",
     ),
@@ -74,15 +83,28 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     ),
     "oc": ((("whoami", "-t"), ("whoami", "--show-token")), "kube"),
     "vault": ((("read",), ("kv", "get"), ("token", "create"), ("print", "token")), ""),
-    "op": ((("read",), ("item", "get")), ""),
+    "op": ((("read",), ("item", "get"), ("signin", "--raw")), ""),
     "pass": ((("show",),), ""),
     "gopass": ((("show",),), ""),
-    "bw": ((("get",),), ""),
+    "bw": ((("get",), ("export",), ("unlock", "--raw"), ("login", "--raw")), ""),
+    "rbw": ((("get",),), ""),
+    "keepassxc-cli": ((("show",), ("export",)), ""),
+    "gpg": ((("--export-secret-keys",), ("--export-secret-subkeys",)), ""),
+    "infisical": ((("secrets",), ("export",)), ""),
+    "doppler": ((("secrets",),), ""),
+    "sops": ((("-d",), ("--decrypt",), ("decrypt",)), ""),
+    "chamber": ((("read",), ("export",)), ""),
     "lpass": ((("show",),), ""),
     "doctl": ((("auth", "token"),), "digitalocean"),
-    "heroku": ((("auth:token",), ("authorizations:create",)), "heroku"),
+    "heroku": (
+        (("auth:token",), ("authorizations:create",), ("config:get",), ("config",)),
+        "heroku",
+    ),
     "npm": ((("token", "list"), ("token", "create")), "npm"),
-    "glab": ((("auth", "token"),), "gitlab"),
+    "glab": (
+        (("auth", "token"), ("auth", "status", "-t"), ("auth", "status", "--show-token")),
+        "gitlab",
+    ),
     "flyctl": ((("auth", "token"),), "fly"),
     "fly": ((("auth", "token"),), "fly"),
     "vercel": ((("whoami", "--token"),), "vercel"),
@@ -92,12 +114,40 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     "docker-credential-pass": ((("get",),), "docker"),
     "docker-credential-gcloud": ((("get",),), "google"),
     "docker-credential-ecr-login": ((("get",),), "aws"),
-    "security": ((("find-generic-password",), ("find-internet-password",)), ""),
+    "security": (
+        (("find-generic-password",), ("find-internet-password",), ("dump-keychain",), ("export",)),
+        "",
+    ),
     "keyring": ((("get",),), ""),
     "ssh-add": ((("-L",),), ""),
+    "terraform": ((("output", "-raw"), ("output", "-json")), ""),
+    # clipboards, and the environments of other processes and services
+    "pbpaste": (((),), ""),
+    "wl-paste": (((),), ""),
+    "tofu": ((("output", "-raw"), ("output", "-json")), ""),
+    "helm": ((("get", "values"), ("get", "all")), "kube"),
 }
-PRINTER_NAMES = frozenset(_PRINTERS)
-_PRINTER_FLAGS = frozenset({"-t", "-L", "--raw", "--show-token", "--expose-token", "--token"})
+_PRINTERS["gopass"] = _PRINTERS["pass"]
+PRINTER_NAMES = frozenset(_PRINTERS) | {"printenv"}
+_PRINTER_FLAGS = frozenset(
+    {"-t", "-L", "--raw", "--show-token", "--expose-token", "--token", "-d", "--decrypt", "-raw",
+     "-json",
+     "--export-secret-keys", "--export-secret-subkeys"}
+)  # fmt: skip
+# Options of the cloud and cluster tools that take a value (written before the subcommand).
+_GLOBAL_VALUE_OPTIONS = frozenset(
+    {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server",
+     "--profile", "--region", "--project", "--account", "--configuration", "--subscription",
+     "--endpoint-url", "--output", "--format", "--query", "--hostname", "-R", "--repo",
+     "--address", "-address", "--namespace-id", "--vault", "--account-id", "--team"}
+)  # fmt: skip
+# ``pass NAME`` / ``gopass NAME`` print the entry: every word but these subcommands is a name.
+_PASS_COMMANDS = frozenset(
+    {"ls", "list", "find", "search", "grep", "insert", "add", "edit", "generate", "rm", "remove",
+     "delete", "mv", "rename", "cp", "copy", "git", "init", "help", "version", "otp", "setup",
+     "sync", "config", "mounts", "templates", "audit", "fsck", "completion", "update", "alias",
+     "recipients", "create", "new", "cat", "history", "link", "fscopy", "fsmove", "env"}
+)  # fmt: skip
 
 _PROVIDER_HOSTS: dict[str, tuple[str, ...]] = {
     "github": ("github.com", "githubusercontent.com", "ghcr.io", "github.io"),
@@ -158,11 +208,27 @@ _HOST = re.compile(r"(?i)^(?:[a-z][\w+.-]*://)?(?:[^@/\s]*@)?(\[[0-9a-f:]+\]|[a-
 
 def printed_credential(name: str, args: list[str]) -> str | None:
     """The provider ('' when unknown) when ``name args`` prints a credential, else None."""
+    if name in _OTHER_PRINTERS:
+        other = _other_printer(name, args)
+        if other is not None:
+            return other
     entry = _PRINTERS.get(name)
     if entry is None:
-        return None
+        return printed_variable(name, args)
     shapes, provider = entry
-    words = [a for a in args if not a.startswith("-") or a in _PRINTER_FLAGS]
+    words = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in _GLOBAL_VALUE_OPTIONS:
+            skip = True  # kubectl -n prod get secrets: "prod" is the option's value
+        elif not a.startswith("-") or a in _PRINTER_FLAGS:
+            words.append(a)
+    if name in ("pass", "gopass") and words and words[0] not in _PASS_COMMANDS:
+        return ""  # pass NAME: shows the entry
+    if name in ("pass", "gopass") and words[:1] in (["otp"], ["cat"]) and len(words) > 1:
+        return ""
     for shape in shapes:
         if tuple(words[: len(shape)]) == shape:
             if name == "kubectl" and shape[0] == "get" and not _kubectl_shows_data(args):
@@ -173,14 +239,77 @@ def printed_credential(name: str, args: list[str]) -> str | None:
                 and not any("secret" in a or "token" in a for a in args)
             ):
                 continue
-            if name == "security" and not any(
-                a.startswith("-") and "w" in a.lstrip("-") for a in args
+            if (
+                name == "security"
+                and shape[0].startswith("find-")
+                and not any(
+                    a.startswith("-") and not a.startswith("--") and ("w" in a or "g" in a)
+                    for a in args
+                )
             ):
                 continue  # without -w the password is not printed
             return provider
     if name == "gh" and "--show-token" in args:
         return "github"
+
+    if (
+        name in ("npm", "pnpm", "yarn", "gh", "pip", "pip3")
+        and "get" in args
+        and any(_SECRET_KEY.search(a) for a in args)
+    ):  # npm config get //registry…/:_authToken, gh config get oauth_token
+        return "npm" if name in ("npm", "pnpm", "yarn") else ("github" if name == "gh" else "")
     return None
+
+
+_OTHER_PRINTERS = frozenset(
+    {"xclip", "xsel", "ps", "docker", "podman", "kubectl", "oc", "git", "systemctl", "launchctl"}
+)
+
+
+def _other_printer(name: str, args: list[str]) -> str | None:
+    """Printers judged by their options: clipboards, process and container environments, git
+    remote URLs (they hold tokens: ``https://x-access-token:…@github.com/…``)."""
+    if name in ("xclip", "xsel"):
+        return "" if any(a in ("-o", "-out", "--output", "-b") for a in args) else None
+    if name == "ps":  # ps eww, ps auxe: BSD-style e prints each process's environment
+        first = args[0] if args else ""
+        return "" if "e" in first and re.fullmatch(r"[auxewfjlvmsrcnhSTHZ]+", first) else None
+    if name in ("docker", "podman", "kubectl", "oc"):
+        return "" if _shows_other_env(args) else None
+    if name == "systemctl":
+        return "" if "show-environment" in args else None
+    if name == "launchctl":
+        return "" if args[:1] == ["getenv"] else None
+    if args[:2] in (["remote", "-v"], ["remote", "get-url"]) or (
+        "config" in args and any(a.startswith("remote.") and a.endswith(".url") for a in args)
+    ):
+        return "git"
+    return None
+
+
+def _shows_other_env(args: list[str]) -> bool:
+    """``docker exec api env``, ``kubectl exec pod -- printenv``, ``docker inspect api``: the
+    environment of a container (where its secrets are) printed."""
+    if args[:1] == ["inspect"]:
+        fmt = " ".join(args)
+        return ("--format" not in fmt and "-f" not in args) or "Env" in fmt
+    if "exec" not in args[:3]:
+        return False
+    rest = args[args.index("exec") + 1 :]
+    return any(a in ("env", "printenv", "export") for a in rest) or any(
+        a.endswith("/environ") for a in rest
+    )
+
+
+_SECRET_KEY = re.compile(r"(?i)authtoken|_auth$|_password$|oauth_token|token$|password$")
+
+
+def printed_variable(name: str, args: list[str]) -> str | None:
+    """``printenv NAME`` of a secret-named variable: its provider ('' when none), else None."""
+    if name != "printenv":
+        return None
+    secret = [a for a in args if is_secret_name(a)]
+    return variable_provider(secret[0]) if secret else None
 
 
 def _kubectl_shows_data(args: list[str]) -> bool:

@@ -121,6 +121,23 @@ _POSITIONAL = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "@", "*")
 _HOME_VALUE = re.compile(r"^(?:\$HOME|\$\{HOME\})(?:/[\w.@+-]*)*/?$")
 
 
+_EXPANDING = frozenset(
+    {"command_substitution", "process_substitution", "expansion", "simple_expansion",
+     "arithmetic_expansion", "brace_expression"}
+)  # fmt: skip
+
+
+def _expands(node: Node) -> bool:
+    """Does the word hold anything the shell expands (a variable, a substitution, braces)?"""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in _EXPANDING:
+            return True
+        stack.extend(n.children)
+    return False
+
+
 def _join_words(a: Word, b: Word) -> Word:
     return Word(a.text + b.text, a.literal and b.literal, (a.span[0], b.span[1]),
                 a.subs + b.subs, a.procsub or b.procsub)  # fmt: skip
@@ -136,6 +153,7 @@ class Walker:
         self.hits: list[Hit] = []
         self.vars: dict[str, str] = {}
         self.var_subs: dict[str, tuple[int, ...]] = {}
+        self.var_alias: dict[str, str] = {}  # name -> the variable references its value holds
         self.assignments: list[tuple[str, Word]] = []
         self.functions: dict[str, Span] = {}
         self._bodies: dict[str, tuple[Node, _Text]] = {}  # function name -> its body
@@ -364,6 +382,8 @@ class Walker:
                 for inv in self.invs[start:]:
                     if not inv.inside_sub:
                         inv.redirects.extend(redirects)
+                        if redirects:
+                            self._late_redirects(inv, ctx)
         produced = tuple(range(start, len(self.invs)))
         for piped, rest in tails:
             for stmt in rest:
@@ -400,6 +420,11 @@ class Walker:
                 self.vars.pop(name, None)
                 if value.subs:
                     self.var_subs[name] = value.subs
+                elif "$" in value.text and "$(" not in value.text and "`" not in value.text:
+                    # K=$OPENAI_API_KEY: $K is whatever $OPENAI_API_KEY is; keep the reference
+                    self.var_alias[name] = value.text
+                    return name, value
+            self.var_alias.pop(name, None)
         return name, value
 
     def _declaration(self, node: Node, ctx: Ctx) -> None:
@@ -430,10 +455,15 @@ class Walker:
         ):
             words = [w for v in values for w in self._word(v, ctx)]
             if 1 <= len(words) <= 4 and all(w.literal for w in words):
+                name = self._t.source(var)
+                self.var_subs.pop(name, None)
+                self.var_alias.pop(name, None)
                 for w in words:  # `for d in /tmp/x ~`: the body once per word (at most four)
-                    self.vars[self._t.source(var)] = w.text
+                    self.vars[name] = w.text
                     self._statement(body, ctx)
                 return
+        # More words, or not all literal: the name stands for the whole list (or is unknown).
+        self._for_words(node, ctx)
         self._statements(node, ctx)
 
     def _while_read(self, node: Node, ctx: Ctx) -> None:
@@ -488,6 +518,10 @@ class Walker:
         name = self._t.source(name_node) if name_node is not None else ""
         span = self._span(node, ctx)
         self.functions[name] = span
+        if name == "domestique":
+            self.hits.append(
+                Hit("cmd.guard_tamper", "a function shadows Domestique's command", span)
+            )
         body = node.child_by_field_name("body")
         if name and body is not None:
             self._bodies[name] = (body, self._t)
@@ -500,6 +534,28 @@ class Walker:
         )
         if name and calls and (len(calls) >= 2 or any(c.background for c in calls) or piped):
             self.hits.append(Hit("cmd.fork_bomb", f"function {name} calls itself", span))
+
+    def _for_words(self, node: Node, ctx: Ctx) -> None:
+        """``for p in A B; do … $p …``: $p is each of A and B in turn, so it stands for all of
+        them (judged as the list, split into words) when they are known; otherwise unknown."""
+        var = node.child_by_field_name("variable")
+        if var is None:
+            return
+        name = self._t.source(var)
+        values = node.children_by_field_name("value")
+        self.vars.pop(name, None)
+        self.var_subs.pop(name, None)
+        self.var_alias.pop(name, None)
+        if not values or len(values) > 64 or any(_expands(v) for v in values):
+            return
+        texts: list[str] = []
+        for v in values:
+            words = self._word(v, ctx)
+            if not all(w.literal for w in words):
+                return
+            texts += [w.text for w in words]
+        if texts:
+            self.vars[name] = IFS_SPLIT.join(texts)
 
     # ---------------------------------------------------------------- words
 
@@ -609,6 +665,10 @@ class Walker:
             value = self.vars[name]
             # Unquoted, a known value is split into words as bash would.
             parts.append(value if quoted else value.replace(" ", IFS_SPLIT))
+            return
+        if simple and name in self.var_alias:
+            state["literal"] = False
+            parts.append(self.var_alias[name])
             return
         if simple and name in self.var_subs:
             subs.extend(self.var_subs[name])
@@ -741,3 +801,7 @@ class Walker:
     def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
         """Open up code stored in a variable (the unfold stage overrides this)."""
         raise NotImplementedError
+
+    def _late_redirects(self, inv: Invocation, ctx: Ctx) -> None:
+        """``a && echo x > f`` (a list's redirects, added after ``emit``): the unfold stage
+        remembers what is written."""

@@ -197,7 +197,7 @@ CREDENTIAL_FILES = re.compile(
     r"\.mozilla/firefox/.*(?:cookies\.sqlite|key[34]\.db|signons\.sqlite)$|"
     r"Firefox/Profiles/.*(?:cookies\.sqlite|logins\.json|key[34]\.db)$|"
     # a process's environment holds its API keys and tokens
-    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?)/environ$|"
+    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?|[\d*?\[\]-]+)/environ$|"
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
     r"(?:^|/)\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf)$"
@@ -222,7 +222,8 @@ SENSITIVE_FILES = re.compile(
 PERSISTENCE_FILES = re.compile(
     r"(?:^|/)(?:"
     r"\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|zlogin|"
-    r"zlogout|kshrc|cshrc|tcshrc|xinitrc|xsessionrc|xprofile|inputrc)$|\.config/fish(?:/.*)?$|"
+    r"bash_aliases|bash_functions|zsh_aliases|aliases|zlogout|kshrc|cshrc|tcshrc|xinitrc|"
+    r"xsessionrc|xprofile|inputrc)$|\.config/fish(?:/.*)?$|"
     r"\.ssh/(?:authorized_keys2?|rc|environment)$|\.config/autostart(?:/.*)?$|\.config/systemd(?:/.*)?$|"
     r"Library/Launch(?:Agents|Daemons)(?:/.*)?$|etc/systemd/.+|(?:usr/)?lib/systemd/system/.+|"
     r"etc/init\.d/.+|etc/rc\.local$|etc/rc\.d/.+|etc/cron[^/]*(?:/.*)?$|var/spool/cron/.*|"
@@ -233,8 +234,16 @@ PERSISTENCE_FILES = re.compile(
     r"\.config/autostart-scripts/.+|etc/motd\.d/.+|etc/udev/rules\.d/.+|\.pam_environment$|"
     # Python runs .pth lines and sitecustomize at every start; ssh runs ProxyCommand/LocalCommand
     r"[^/]+\.pth$|(?:sitecustomize|usercustomize)\.py$|\.ssh/config(?:\.d/.+)?$|"
+    r"\.ipython/profile_[^/]+/startup/.+|\.config/environment\.d/.+|"
     r"etc/ssh/ssh_config(?:\.d/.+)?$"
     r")"
+)
+# Shell start-up files (of PERSISTENCE_FILES): what is written there runs as shell.
+SHELL_STARTUP_FILES = re.compile(
+    r"(?:^|/)(?:\.(?:bashrc|bash_profile|bash_login|bash_logout|profile|zshrc|zshenv|zprofile|"
+    r"zlogin|zlogout|kshrc|shrc|bash_aliases|bash_functions|zsh_aliases|aliases)|"
+    r"\.ssh/rc|etc/profile(?:\.d/.+)?|etc/(?:bash\.bashrc|zshrc|zsh/\w+)|etc/rc\.local|"
+    r"\.config/environment\.d/[^/]+\.conf|etc/environment)$"
 )
 # Files that decide who may do what.
 ACCOUNT_FILES = re.compile(
@@ -282,6 +291,9 @@ def guard_paths(home_env: str | None) -> re.Pattern[str]:
         # the guard's own program and its state folder named by variable
         r"bin/domestique$",
         r"^\$\{?DOMESTIQUE_HOME\}?(?:/.*)?$",
+        # the units that start it (systemd user and system units, launch agents)
+        r"systemd/(?:user|system)/[^/]*domestique[^/]*$",
+        r"Library/Launch(?:Agents|Daemons)/[^/]*domestique[^/]*$",
     ]
     pattern = r"(?:^|/)(?:" + "|".join(parts) + ")"
     if home_env:

@@ -13,7 +13,9 @@ import re
 
 PIP_NAMES = frozenset({"pip", "pip3", "pipx", "uv", "uvx", "poetry", "pdm", "pipenv", "conda"})
 NODE_NAMES = frozenset({"npm", "npx", "pnpm", "pnpx", "yarn", "bun", "bunx", "deno"})
-OTHER_NAMES = frozenset({"go", "cargo", "gem", "composer", "bundle", "dotnet", "nuget", "brew"})
+OTHER_NAMES = frozenset(
+    {"go", "cargo", "gem", "composer", "bundle", "dotnet", "nuget", "brew", "mamba", "micromamba"}
+)
 NAMES = PIP_NAMES | NODE_NAMES | OTHER_NAMES
 
 # A requirement that names a place instead of a package: URLs, VCS URLs, archives on a server.
@@ -41,6 +43,27 @@ _INSTALL_VERBS = frozenset(
 _GO_REMOTE = re.compile(r"^[\w-]+(?:\.[\w-]+)+/\S+@\S+$")
 
 
+_GO_DEFAULT_PROXY = re.compile(r"(?i)^(?:https://proxy\.golang\.org/?|direct|off)$")
+
+
+def foreign_index_value(name: str, value: str) -> str | None:
+    """The place a package-source variable (``PIP_INDEX_URL``, ``GOPROXY``, ``BUNDLE_MIRROR__…``)
+    points installs to when it is not the default registry; None otherwise."""
+    v = value.strip("'\"")
+    if name == "GOPROXY":
+        parts = [p for p in re.split(r"[,|]", v) if p]
+        foreign = [p for p in parts if not _GO_DEFAULT_PROXY.match(p)]
+        return foreign[0] if foreign else None
+    if name.startswith("HOMEBREW_"):
+        return v or None
+    if name == "CONDA_CHANNELS":
+        urls = [p for p in v.split(",") if "://" in p]
+        return urls[0] if urls else None
+    urls = [p for p in re.split(r"[\s,]+", v) if "://" in p or p.startswith("git@")]
+    foreign = [u for u in urls if not _DEFAULT_INDEXES.match(u)]
+    return foreign[0] if foreign else None
+
+
 def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
     out: list[str] = []
     for i, a in enumerate(args):
@@ -54,6 +77,8 @@ def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
 
 def untrusted_install(name: str, args: list[str]) -> str | None:
     """Why ``name args`` installs or runs code from an untrusted place; None when it does not."""
+    if name in ("conda", "mamba", "micromamba"):
+        return _other_sources(name, args) or (_pip(name, args) if name == "conda" else None)
     if name in PIP_NAMES:
         return _pip(name, args)
     if name in NODE_NAMES:
@@ -69,11 +94,56 @@ def untrusted_install(name: str, args: list[str]) -> str | None:
                 return f"cargo install {o} builds code from a repository"
         return None
     if name in ("gem", "composer", "bundle", "dotnet", "nuget", "brew"):
+        why = _other_sources(name, args)
+        if why:
+            return why
         values = _option_values(args, _INDEX_OPTIONS)
         if any(not _DEFAULT_INDEXES.match(v) for v in values):
             return f"{name} installs from another source ({values[0][:60]})"
         if name == "brew" and args[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in args):
             return "brew installs a formula from a URL"
+    return None
+
+
+def _other_sources(name: str, args: list[str]) -> str | None:
+    """gem/brew/bundle/conda shapes that name a place: a URL to install, a source or tap added."""
+    verbs = [a for a in args if not a.startswith("-")]
+    if name == "gem":
+        if verbs[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in verbs[1:]):
+            return "gem installs a gem from a URL"
+        if verbs[:1] == ["sources"]:
+            added = _option_values(args, ("--add", "-a"))
+            if any(not _DEFAULT_INDEXES.match(v) for v in added):
+                return f"gem sources adds {added[0][:60]}: later installs come from there"
+    elif name == "brew" and verbs[:1] == ["tap"] and len(verbs) >= 3:
+        return f"brew taps formulae from {verbs[2][:60]}"
+    elif name == "bundle" and verbs[:1] == ["config"]:
+        keys = [v for v in verbs[1:] if v not in ("set", "--global", "--local")]
+        if keys and keys[0].lower().startswith("mirror.") and any("://" in k for k in keys[1:]):
+            return f"bundle config sets a mirror ({keys[-1][:60]}): installs come from there"
+    elif name in ("conda", "mamba", "micromamba"):
+        channels = _option_values(args, ("-c", "--channel"))
+        remote = [c for c in channels if "://" in c]
+        if remote and bool({"install", "create", "update", "env"} & set(verbs)):
+            return f"{name} installs from the channel {remote[0][:60]}"
+        if verbs[:2] == ["config", "--add"] or ("--add" in args and "channels" in args):
+            urls = [v for v in verbs if "://" in v]
+            if urls:
+                return f"{name} config adds the channel {urls[0][:60]}"
+    return None
+
+
+def tls_off(name: str, args: list[str]) -> str | None:
+    """``pip install --trusted-host H`` / ``pip config set global.trusted-host H``: installs from
+    H without checking its certificate (anyone on the path can serve the code)."""
+    if name not in PIP_NAMES:
+        return None
+    hosts = _option_values(args, ("--trusted-host", "--allow-insecure-host"))
+    if hosts:
+        return f"{name} --trusted-host {hosts[0][:60]} installs without certificate checks"
+    verbs = [a for a in args if not a.startswith("-")]
+    if verbs[:2] == ["config", "set"] and len(verbs) >= 4 and verbs[2].endswith("trusted-host"):
+        return f"{name} config trusts {verbs[3][:60]} without certificate checks"
     return None
 
 
@@ -92,9 +162,17 @@ def _pip(name: str, args: list[str]) -> str | None:
     if not installing:
         return None
     values = _option_values(args, _INDEX_OPTIONS)
+    local = set(_option_values(args, ("--find-links", "-f")))
     for v in values:
+        if v in local and "://" not in v:
+            continue  # --find-links ./wheels: a folder of this machine
         if not _DEFAULT_INDEXES.match(v):
             return f"{name} installs from another index ({v[:60]})"
+    for v in _option_values(args, ("-r", "--requirement", "-c", "--constraint")):
+        if re.match(r"(?i)^(?:https?|ftp)://", v) or _DOWNLOADED.search(v):
+            return f"{name} installs what a requirements file on a server lists ({v[:60]})"
+    if any(_DOWNLOADED.search(a) for a in args):
+        return f"{name} installs the packages a download names"
     skip = False
     for i, a in enumerate(args):
         if skip:
@@ -111,6 +189,10 @@ def _pip(name: str, args: list[str]) -> str | None:
         if _REMOTE_SPEC.match(spec):
             return f"{name} installs {spec[:60]} from a URL or repository"
     return None
+
+
+# A substitution that downloads: pip install $(curl -s URL), -r <(wget -qO- URL)
+_DOWNLOADED = re.compile(r"[$<]\(\s*(?:curl|wget|http|xh|fetch)\b")
 
 
 _PIP_VALUE_OPTIONS = frozenset(
@@ -139,6 +221,13 @@ def _node(name: str, args: list[str]) -> str | None:
         ):
             return "deno runs code from a URL"
         return None
+    for spec in _option_values(args, ("--package", "-p")):
+        if (
+            name in ("npx", "pnpx", "bunx", "npm", "pnpm", "yarn")
+            and (_NODE_REMOTE.match(spec) or _REMOTE_SPEC.match(spec))
+            and not spec.startswith(("@", ".", "/", "~"))
+        ):
+            return f"{name} runs the package {spec[:60]} from a repository or URL"
     runs_specs = name in ("npx", "pnpx", "bunx") or (bool(verbs[:1]) and verbs[0] in _INSTALL_VERBS)
     if not runs_specs:
         return None
@@ -152,6 +241,97 @@ def _node(name: str, args: list[str]) -> str | None:
             continue  # a scoped registry package or a local folder
         if _NODE_REMOTE.match(spec) or _REMOTE_SPEC.match(spec):
             return f"{name} installs or runs {spec[:60]} from a repository or URL"
+    return None
+
+
+PLUGIN_NAMES = frozenset(
+    {"helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
+     "codium", "windsurf", "poetry", "vagrant", "krew", "flatpak", "oc", "ansible-pull",
+     "docker", "podman", "pre-commit", "luarocks", "cpanm", "cpan", "rscript", "r", "julia"}
+)  # fmt: skip
+_LANG_REMOTE = re.compile(
+    r"install_(?:github|gitlab|git|url|bitbucket)\s*\(|repos\s*=\s*[\"'](?!https://cloud\.r-project)"
+    r"https?://|Pkg\.add\s*\(\s*url\s*="
+)
+_URLISH = re.compile(r"(?i)^(?:git\+)?(?:https?|git|ssh|ftp)://|^git@[\w.-]+:")
+
+
+def plugin_install(name: str, args: list[str]) -> str | None:
+    """Plugin and extension installs that fetch someone's code from a URL or file: ``helm plugin
+    install URL``, ``kubectl krew install --manifest-url``, ``asdf plugin add N
+    URL``, ``ansible-galaxy install git+…``, ``code --install-extension x.vsix``, a poetry
+    repository set in its configuration."""
+    verbs = [a for a in args if not a.startswith("-")]
+    if (
+        name == "helm"
+        and verbs[:2] == ["plugin", "install"]
+        and any(_URLISH.match(v) for v in verbs)
+    ):
+        return "helm plugin install runs code from a repository"
+    if (
+        name in ("kubectl", "krew")
+        and "install" in verbs
+        and any(a.startswith(("--manifest-url", "--archive")) for a in args)
+    ):
+        return "krew installs a plugin from a manifest or archive elsewhere"
+    if (
+        name in ("asdf", "mise")
+        and verbs[:2] in (["plugin", "add"], ["plugins", "install"])
+        and any(_URLISH.match(v) for v in verbs[2:])
+    ):
+        return f"{name} adds a plugin from a repository"
+    if (
+        name == "ansible-galaxy"
+        and "install" in verbs
+        and any(_URLISH.match(v) or v.startswith("git+") for v in verbs)
+    ):
+        return "ansible-galaxy installs a role or collection from a repository"
+    if name in ("code", "code-insiders", "cursor", "codium", "windsurf"):
+        for v in _option_values(args, ("--install-extension",)):
+            if v.lower().endswith(".vsix") or "://" in v:
+                return f"{name} installs an extension from a file ({v[:60]})"
+    if (
+        name == "poetry"
+        and verbs[:1] == ["config"]
+        and any(v.lower().startswith("repositories.") for v in verbs[1:2])
+        and any("://" in v and not _DEFAULT_INDEXES.match(v) for v in verbs[2:])
+    ):
+        return "poetry config sets a repository: later installs can come from there"
+    if name in ("kubectl", "oc") and verbs[:1] in (["apply"], ["create"], ["replace"]):
+        files = _option_values(args, ("-f", "--filename", "-k", "--kustomize"))
+        if any("://" in f for f in files):
+            return f"{name} {verbs[0]} runs workloads from a URL"
+    if name == "ansible-pull" and any("://" in v or v.startswith("git@") for v in args):
+        return "ansible-pull runs a playbook from a repository on this machine"
+    if (
+        name in ("docker", "podman")
+        and verbs[:1] == ["build"]
+        and any(_URLISH.match(v) for v in verbs[1:])
+    ):
+        return f"{name} build runs a build from a repository"
+    if (
+        name == "helm"
+        and verbs[:1] in (["install"], ["upgrade"])
+        and any("://" in v for v in verbs[1:])
+    ):
+        return "helm installs a chart from a URL"
+    if name == "pre-commit" and verbs[:1] == ["try-repo"]:
+        return "pre-commit try-repo runs hooks from a repository"
+    if name in ("luarocks", "cpanm", "cpan") and (
+        any(a.startswith(("--server", "--from", "--only-server")) for a in args)
+        or any("://" in v for v in verbs)
+    ):
+        return f"{name} installs from a server or URL"
+    if name in ("rscript", "r", "julia") and any(_LANG_REMOTE.search(a) for a in args):
+        return f"{name} installs a package from a repository or URL"
+    if name == "flatpak" and verbs[:1] == ["install"] and any("://" in v for v in verbs[1:]):
+        return "flatpak installs an application from a URL"
+    if (
+        name == "vagrant"
+        and verbs[:2] == ["plugin", "install"]
+        and any(v.endswith(".gem") or "://" in v for v in verbs[2:])
+    ):
+        return "vagrant installs a plugin from a file or URL"
     return None
 
 

@@ -21,6 +21,7 @@ from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
+from domestique.guard.paths import SHELL_STARTUP_FILES, canonical_for_match
 from domestique.guard.rules.vocab import DOWNLOADERS
 from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
@@ -75,7 +76,7 @@ _GIT_CODE_KEY = re.compile(
 )
 
 
-_STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn"})
+_STORES_CODE = frozenset({"git", "npm", "pnpm", "yarn", "crontab"})
 
 
 _GLOB_NAME = re.compile(r"[*?]|\[.*\]")
@@ -102,6 +103,43 @@ _TYPE_DIR = re.compile(r"-type\s+d\b")
 _FIND_UNFILTERED = frozenset(
     {"-maxdepth", "-mindepth", "-print", "-print0", "-L", "-H", "-P", "-xdev", "-mount", "-depth"}
 )
+
+
+# System cron tables (a user field after the schedule) and the per-user spool (none).
+_CRON_FILE = re.compile(
+    r"(?:^|/)(?:etc/crontab|etc/cron\.d/[^/]+|var/spool/cron/(?:crontabs/)?[^/]+)$"
+)
+_CRON_SPECIAL = re.compile(r"^@\w+\s+")
+_CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
+
+
+def cron_commands(table: str, *, user_field: bool) -> str:
+    """The commands of a cron table, one a line (schedules, variables and comments dropped)."""
+    out: list[str] = []
+    for raw in table.replace("\\n", "\n").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or re.match(r"^[A-Za-z_]\w*=", line):
+            continue
+        rest = (
+            _CRON_SPECIAL.sub("", line, count=1)
+            if line.startswith("@")
+            else (_CRON_SCHEDULE.sub("", line, count=1))
+        )
+        if user_field and rest:
+            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
+        if rest:
+            out.append(rest)
+    return "\n".join(out)
+
+
+_TASK_COMMAND = re.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
+# Python files run at start-up: site hooks, .pth import lines, IPython start-up scripts.
+_PYTHON_STARTUP = re.compile(
+    r"(?:\.pth|sitecustomize\.py|usercustomize\.py|\.ipython/profile_[^/]+/startup/[^/]+\.py)$"
+)
+# Names a shell alias or function must not take: the guard's own command.
+GUARD_PROGRAMS = frozenset({"domestique"})
+_HOME_PATH = re.compile(r"^(?:\$HOME|\$\{HOME\})/[\w.@+/-]+$")
 
 
 def _find_prints(f: Invocation) -> list[Word]:
@@ -225,11 +263,11 @@ class Unfolder(Runners):
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
-                self._remember_written(inv)
+                self._remember_written(inv, ctx)
             return
         if ctx.via is not inv.via:
             ctx = ctx._replace(via=inv.via)
-        self._remember_written(inv)
+        self._remember_written(inv, ctx)
         if name in SHELLS:
             self._shell(inv, ctx, text_subs)
         elif name in ("eval",):
@@ -249,6 +287,10 @@ class Unfolder(Runners):
                 self._code_word(action, inv, ctx, "trap")
         elif name == "alias":
             for w in inv.words[1:]:
+                if w.text.split("=", 1)[0] in GUARD_PROGRAMS:
+                    self.hits.append(
+                        Hit("cmd.guard_tamper", "an alias shadows Domestique's command", w.span)
+                    )
                 if "=" in w.text and w.literal:
                     self.nested(w.text.split("=", 1)[1], ctx._replace(upstream=()), w.span, "alias")
         elif name in ("ssh", "dbclient") and len(inv.words) > 2:
@@ -433,16 +475,29 @@ class Unfolder(Runners):
         script = args[0]
         if script.procsub or script.subs:
             inv.exec_data = (*inv.exec_data, *script.subs)
+            texts = [echoed(self.invs[i]) for i in script.subs if i < len(self.invs)]
+            if texts and all(t is not None for t in texts):
+                # source <(echo 'export X=…'): the code is known, judge it as run
+                code = "\n".join(t for t in texts if t is not None)
+                self.nested(code, ctx._replace(upstream=()), script.span, "source <(…)")
         elif script.text in ("/dev/stdin", "-", "/proc/self/fd/0", "/dev/fd/0"):
             self._stdin_code(inv, ctx, "shell", ())
         elif script.literal:
             self._run_file(script.text, inv, ctx, explicit=True, lang="shell")
+        elif _HOME_PATH.match(script.text) and self.env.home:
+            # . "$HOME/.cargo/env": home is known, so the file is too
+            path = self.env.home.rstrip("/") + "/" + script.text.split("/", 1)[1]
+            self._run_file(path, inv, ctx, explicit=True, lang="shell")
         else:
             self.hits.append(
                 Hit("cmd.opaque_command", "sourced path is not a literal", script.span)
             )
 
-    def _remember_written(self, inv: Invocation) -> None:
+    def _late_redirects(self, inv: Invocation, ctx: Ctx) -> None:
+        if inv.name in ("echo", "printf", "cat", "tee"):
+            self._remember_written(inv, ctx)
+
+    def _remember_written(self, inv: Invocation, ctx: Ctx) -> None:
         """``echo … > x.sh`` / ``cat > x.sh <<EOF``: keep the text so running x.sh is judged."""
         if not inv.redirects and inv.name != "tee":
             return  # writes nothing
@@ -466,6 +521,48 @@ class Unfolder(Runners):
                 self.written.pop(key, None)
             else:
                 self.written[key] = self.written.get(key, "") + text + "\n"
+                self._startup_text(target.text, text, inv, ctx)
+
+    def _crontab_text(self, inv: Invocation) -> str | None:
+        """The table ``crontab`` installs: piped echo/printf text, a here-document, a file
+        written earlier in the line (``crontab -l`` and ``-r`` install nothing)."""
+        if any(a in ("-l", "-r", "-e") for a in inv.args):
+            return None
+        if inv.stdin_text is not None:
+            return inv.stdin_text
+        texts = [echoed(self.invs[i]) for i in inv.upstream if i < len(self.invs)]
+        known = [t for t in texts if t is not None]
+        if known:
+            return "\n".join(known)
+        files = [a for a in inv.args if not a.startswith("-")]
+        if files and files[-1] != "-":
+            return self.written.get(path_key(files[-1]))
+        return None
+
+    def _startup_text(self, path: str, text: str, inv: Invocation, ctx: Ctx) -> None:
+        """Text written into a file that runs at start-up is code: a shell rc file is judged as
+        shell, sitecustomize and a ``.pth`` file's ``import`` lines as Python."""
+        canon = canonical_for_match(path, self.cwd, self.env)
+        if SHELL_STARTUP_FILES.search(canon):
+            self.nested(text, ctx._replace(upstream=()), inv.span, f"start-up:{path}")
+        elif _CRON_FILE.search(canon):
+            code = cron_commands(text, user_field=not canon.startswith(("var/", "/var/")))
+            if code:
+                self.nested(code, ctx._replace(upstream=()), inv.span, f"cron:{path}")
+        elif canon.endswith(".vscode/tasks.json") and "folderOpen" in text:
+            # a VS Code task that runs when the folder is opened: its commands are shell code
+            self.hits.append(Hit("cmd.persistence", "a VS Code task runs on folder open", inv.span))
+            for m in _TASK_COMMAND.finditer(text):
+                self.nested(m.group(1).replace('\\"', '"'), ctx._replace(upstream=()),
+                            inv.span, f"task:{path}")  # fmt: skip
+        elif _PYTHON_STARTUP.search(canon):
+            code = text
+            if canon.endswith(".pth"):
+                code = "\n".join(
+                    ln for ln in text.splitlines() if ln.startswith(("import ", "import\t"))
+                )
+            if code.strip():
+                self._analyze(code, "python", inv, ctx)
 
     def _ssh_remote(self, inv: Invocation, ctx: Ctx) -> None:
         """ssh HOST COMMAND…: the remote command is shell code (localhost is this machine)."""
@@ -660,7 +757,11 @@ class Unfolder(Runners):
         args = inv.args
         words = inv.words
         code: str | None = None
-        if inv.name == "git":
+        if inv.name == "crontab":
+            code = self._crontab_text(inv)
+            if code:
+                code = cron_commands(code, user_field=False)
+        elif inv.name == "git":
             # git -c key=value … and git config [--global] key value
             for i, w in enumerate(words[1:], start=1):
                 if words[i - 1].text == "-c" and "=" in w.text:

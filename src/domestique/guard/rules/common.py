@@ -44,11 +44,42 @@ def opts(words: list[Word]) -> tuple[set[str], list[Word]]:
     return flags, rest
 
 
+DB_CLIENTS = frozenset(
+    {"psql", "mysql", "mariadb", "redis-cli", "mongo", "mongosh", "clickhouse-client", "sqlcmd",
+     "cqlsh", "valkey-cli"}
+)  # fmt: skip
+_DB_URL = re.compile(r"(?i)^[a-z+]+://(?:[^@/]*@)?([^/:?]+)")
+
+
+def db_remote(inv: Invocation) -> str | None:
+    """The host a database client connects to when it is not this machine (``psql -h h``,
+    ``redis-cli -h h``, ``mysql --host=h``, ``psql postgres://u@h/db``); None otherwise."""
+    if inv.name not in DB_CLIENTS:
+        return None
+    args = inv.args
+    host = ""
+    for i, a in enumerate(args):
+        if (a in ("-h", "--host", "-H", "-S") and i + 1 < len(args) and inv.name != "sqlcmd") or (
+            inv.name == "sqlcmd" and a == "-S" and i + 1 < len(args)
+        ):
+            host = args[i + 1]
+        elif a.startswith("--host="):
+            host = a.split("=", 1)[1]
+        elif m := _DB_URL.match(a):
+            host = m.group(1)
+    host = host.lower().strip("[]")
+    if not host or host in ("localhost", "::1", "0.0.0.0") or host.startswith(("127.", "/")):  # noqa: S104
+        return None
+    return host
+
+
 def is_egress(inv: Invocation) -> bool:
     """Does this invocation reach the network?"""
     n = inv.name
     if inv.code_network:
         return True
+    if n in DB_CLIENTS:
+        return db_remote(inv) is not None
     if inv.redirects and any(
         "/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text for r in inv.redirects
     ):
@@ -71,6 +102,29 @@ def is_egress(inv: Invocation) -> bool:
     if n == "kubectl":
         return any(a in ("cp", "exec", "apply", "create") for a in args)
     return True
+
+
+def storage_upload(inv: Invocation) -> bool:
+    """``aws s3 cp X s3://…``, ``gsutil cp - gs://…``, ``az storage blob upload``, ``azcopy``:
+    what is given is stored in a bucket, which may be anyone's."""
+    n, args = inv.name, inv.args
+    if n == "aws":
+        return (
+            args[:1] == ["s3"]
+            and bool({"cp", "mv", "sync"} & set(args[1:3]))
+            and any(a.startswith("s3://") for a in args[-1:])
+        )
+    if n in ("gsutil", "gcloud"):
+        if n == "gcloud" and args[:1] != ["storage"]:
+            return False
+        return bool({"cp", "mv", "rsync"} & set(args[:3])) and any(
+            a.startswith("gs://") for a in args[-1:]
+        )
+    if n == "az":
+        return args[:2] == ["storage", "blob"] and any(a.startswith("upload") for a in args[2:3])
+    if n == "azcopy":
+        return bool(args) and args[0] in ("copy", "cp", "sync")
+    return n == "s3cmd" and bool(args) and args[0] in ("put", "sync")
 
 
 def downloads(inv: Invocation) -> bool:

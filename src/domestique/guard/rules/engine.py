@@ -23,11 +23,13 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     git,
     links,
     network,
+    proxy,
     recon,
+    staging,
     table,
     tamper,
 )
-from domestique.guard.rules.common import cred_hint, is_egress
+from domestique.guard.rules.common import DB_CLIENTS, cred_hint, is_egress
 from domestique.guard.rules.registry import (
     LINE_FACTS,
     LINE_RULES,
@@ -128,11 +130,13 @@ def judge_unfolded(
         n = inv.name
         names.add(n)
         texts += inv.args
+        if inv.wrapped:  # xargs -a FILE: the wrapper's own options may name a file it reads
+            texts += [w.text for _, ws in inv.wrapped for w in ws]
         if inv.redirects:
             texts += [r.target.text for r in inv.redirects]
             if is_egress(inv):
                 egress.append(i)
-        elif (n in NETWORK or inv.code_network) and is_egress(inv):
+        elif (n in NETWORK or n in DB_CLIENTS or inv.code_network) and is_egress(inv):
             egress.append(i)
         if inv.exec_data:
             exec_data = True

@@ -31,9 +31,9 @@ def _rule_shell_escape(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     texts += [(f"{k}={v}", inv.span) for k, v in inv.env.items()]
     previous = ""
     for text, span in texts:
-        if previous in ("completion", "completions", "-s", "--shell") and text in SHELLS:
+        if previous in _NAMES_A_SHELL and text in SHELLS:
             previous = text
-            continue  # `gh completion -s bash`: names a shell, starts none
+            continue  # `gh completion -s bash`, `direnv hook bash`: names a shell, starts none
         previous = text
         if "sh" in text and SHELL_ARG.search(text):
             yield Hit("cmd.shell_escape", f"{n} is told to start a shell ({text[:40]})", span,
@@ -211,6 +211,14 @@ def _rule_container(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             return
     if n in ("lxc", "incus") and any(x in ("source=/", "security.privileged=true") for x in args):
         yield Hit("cmd.privilege.container", f"{n} shares the host's root", inv.span, judged)
+
+
+# Words after which a shell's name says which shell to write set-up code for (``zoxide init
+# zsh``, ``mise activate bash``): the tool prints code for that shell and starts none.
+_NAMES_A_SHELL = frozenset(
+    {"completion", "completions", "-s", "--shell", "hook", "init", "activate", "shellenv",
+     "integration"}
+)  # fmt: skip
 
 
 SHELL_ESCAPE_OK = frozenset(

@@ -16,6 +16,7 @@ from domestique.guard.paths import (
     CREDENTIAL_FILES,
     HISTORY_FILES,
     PERSISTENCE_FILES,
+    SHELL_STARTUP_FILES,
     Place,
     canonical_for_match,
     classify,
@@ -694,6 +695,8 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     text: str | None = None
     if (writes or n == "tee") and not feeds_other and _inert_project_write(inv, ctx, me):
         return  # text kept in a project file nothing in the line uses: data (README, tests)
+    if writes and not feeds_other and _only_shell_startup(inv, ctx):
+        return  # text for ~/.bashrc and the like is judged as the shell code it is (unfold)
     if n in ("echo", "printf") and (writes or feeds_other):
         text = " ".join(w.text for w in inv.words[1:])
     elif n in ("cat", "tee") and inv.stdin_text is not None and (writes or n == "tee"):
@@ -719,6 +722,17 @@ def _rule_shell_files(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         for a in inv.args
     ):  # fmt: skip
         yield Hit("cmd.shell_escape", "sed's e command runs shell commands", inv.span, judged)
+
+
+def _only_shell_startup(inv: Invocation, ctx: Context) -> bool:
+    """Does ``inv`` write known text only into shell start-up files (judged there as code)?"""
+    if inv.name in ("echo", "printf") and not all(w.literal for w in inv.words):
+        return False  # the text is not known, so unfold cannot judge it
+    targets = [r.target for r in inv.redirects if r.writes]
+    return bool(targets) and all(
+        t.literal and SHELL_STARTUP_FILES.search(canonical_for_match(t.text, ctx.cwd, ctx.env))
+        for t in targets
+    )
 
 
 def _inert_project_write(inv: Invocation, ctx: Context, me: int) -> bool:

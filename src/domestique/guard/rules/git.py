@@ -20,7 +20,8 @@ _GIT_EXEC_KEYS = re.compile(
     r"gitproxy)|sequence\.editor|diff\.external|diff\.[^.]+\.(?:textconv|command)|"
     r"filter\.[^.]+\.(?:clean|smudge|process)|credential\.helper=\s*!|gpg\.(?:[^.]+\.)?program|"
     r"uploadpack\.packobjectshook|merge\.[^.]+\.driver|pager\.[^=]+|protocol\.ext\.allow|"
-    r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof)"
+    r"remote\.[^.]+\.(?:uploadpack|receivepack)|url\.[^.]+\.insteadof|"
+    r"init\.templatedir)"
 )
 
 
@@ -66,21 +67,7 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             yield Hit("cmd.tls_off", f"git -c {key}={val} turns certificate checks off", span,
                       judged)  # fmt: skip
     if sub == "config":
-        positional = [a for a in args if not a.startswith("-")]
-        if positional:
-            key = positional[0]
-            value = positional[1] if len(positional) > 1 else ""
-            if _GIT_TLS_KEY.match(key) and value.lower() in ("false", "0", "no", "off"):
-                yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
-                          inv.span, judged)  # fmt: skip
-            runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
-            if runs and (len(positional) > 1 or "--add" in args):
-                yield Hit("cmd.git.config_exec", f"git config {key} runs a program",
-                              inv.span, judged)  # fmt: skip
-            if key.lower().startswith("alias.") and re.search(
-                r"push\s.*(?:-f\b|--force|--mirror|\+)", value
-            ):
-                yield Hit("cmd.git.force_push", f"alias {key} force-pushes", inv.span, judged)
+        yield from _git_config(inv, args, judged)
         return
     if sub == "push":
         yield from _git_push(inv, rest, judged)
@@ -132,6 +119,33 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.destructive.git_discard", f"git {sub} rewrites history", inv.span, judged)
     elif sub == "update-ref" and "-d" in args:
         yield Hit("cmd.destructive.git_discard", "git update-ref -d", inv.span, judged)
+
+
+def _git_config(inv: Invocation, args: list[str], judged: str) -> Iterator[Hit]:
+    """``git config KEY VALUE``: TLS off, values that run a program, force-push aliases."""
+    positional = [a for a in args if not a.startswith("-")]
+    if positional:
+        key = positional[0]
+        value = positional[1] if len(positional) > 1 else ""
+        if _GIT_TLS_KEY.match(key) and value.lower() in ("false", "0", "no", "off"):
+            yield Hit("cmd.tls_off", f"git config {key} {value} turns certificate checks off",
+                      inv.span, judged)  # fmt: skip
+        runs = _GIT_EXEC_KEYS.match(f"{key}={value}") or _GIT_EXEC_KEYS.match(key)
+        if runs is None and key.lower() == "credential.helper" and _TEMP_STORE.search(value):
+            runs = _GIT_EXEC_KEYS.match("core.hookspath")  # passwords kept in a temp file
+        if runs is None and key.lower() == "safe.directory" and value == "*":
+            runs = _GIT_EXEC_KEYS.match("core.hookspath")  # every repository's hooks trusted
+        if runs is None and _foreign_rewrite(key, value):
+            runs = _GIT_EXEC_KEYS.match("url.x.insteadof")  # fetches rewritten elsewhere
+        if runs and _plain_viewer(key, value):
+            runs = None  # core.pager 'less -R', core.editor 'code --wait': the usual tools
+        if runs and (len(positional) > 1 or "--add" in args):
+            yield Hit("cmd.git.config_exec", f"git config {key} runs a program",
+                      inv.span, judged)  # fmt: skip
+        if key.lower().startswith("alias.") and re.search(
+            r"push\s.*(?:-f\b|--force|--mirror|\+)", value
+        ):
+            yield Hit("cmd.git.force_push", f"alias {key} force-pushes", inv.span, judged)
 
 
 def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
@@ -192,3 +206,41 @@ def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
             yield Hit("cmd.git.force_push", f"force push to {dst or spec}", r.span, judged)
         elif deleting and protected:
             yield Hit("cmd.git.force_push", f"deletes protected branch {dst}", r.span, judged)
+
+
+# Pagers and editors people set in git config; with plain options only they run nothing else.
+_VIEWERS = frozenset(
+    {"less", "more", "most", "cat", "delta", "diff-so-fancy", "bat", "batcat", "vim", "nvim",
+     "vi", "nano", "emacs", "emacsclient", "code", "code-insiders", "subl", "mate", "micro",
+     "hx", "kak", "gedit", "kate", "cursor", "zed", "idea", "ydiff", "riff", "diff-highlight"}
+)  # fmt: skip
+_VIEWER_KEYS = frozenset({"core.pager", "core.editor", "sequence.editor"})
+_PLAIN_VALUE = re.compile(r"[\w./=:,+ -]*")
+
+
+def _plain_viewer(key: str, value: str) -> bool:
+    """``core.pager 'less -R'``: a known pager or editor with plain options (no shell syntax)."""
+    if key.lower() not in _VIEWER_KEYS and not key.lower().startswith("pager."):
+        return False
+    words = value.split()
+    if key.lower().startswith("pager.") and value.lower() in _BOOLEANS:
+        return True  # pager.branch false: no pager at all
+    return bool(words) and words[0] in _VIEWERS and bool(_PLAIN_VALUE.fullmatch(value))
+
+
+_TEMP_STORE = re.compile(r"--file[= ]\s*[\"']?/(?:tmp|var/tmp|dev/shm|private/tmp)/")
+_BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+_URL_HOST = re.compile(r"^(?:[a-z][\w+.-]*://)?(?:[^@/]*@)?([^/:]+)", re.I)
+
+
+def _foreign_rewrite(key: str, value: str) -> bool:
+    """``url.https://evil/.insteadOf https://github.com/``: every fetch of the second goes to a
+    different host (the same host by ssh instead of https is an everyday rewrite)."""
+    k = key.lower()
+    if not (k.startswith("url.") and k.endswith((".insteadof", ".pushinsteadof"))):
+        return False
+    a = _URL_HOST.match(key[4:].rsplit(".", 1)[0])
+    b = _URL_HOST.match(value)
+    return a is not None and b is not None and a.group(1).lower() != b.group(1).lower()

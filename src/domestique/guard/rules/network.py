@@ -24,12 +24,14 @@ from domestique.guard.rules.common import (
     build_output,
     cd_before,
     cred_hint,
+    db_remote,
     decodes,
     downloads,
     git_split,
     is_egress,
     opts,
     span_of,
+    storage_upload,
 )
 from domestique.guard.rules.registry import Context, line_rule, position, rule
 from domestique.guard.rules.scoped import (
@@ -118,6 +120,9 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if inv.stdin_text and re.search(r"(?m)^\s*(?:put|reput|mput)\b", inv.stdin_text):
             yield Hit("cmd.file_transfer", "sftp uploads files", inv.span, inv.render())
         return
+    hosts = flows.hosts_of(inv.args)
+    if hosts and all(flows.loopback(h) for h in hosts):
+        return  # an upload to a server on this machine (a local dev server) leaves nothing
     for i, w in enumerate(words[1:], start=1):
         t = w.text
         nxt = words[i + 1].text if i + 1 < len(words) else ""
@@ -253,9 +258,13 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
     if look_only and not inv.redirects:
         return out
     # One search over every word decides whether any single word could name a credential.
-    if not cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects)])):
+    wrapped = [w.text for _, ws in inv.wrapped for w in ws] if inv.wrapped else []
+    if not cred_hint("\n".join([*inv.args, *(r.target.text for r in inv.redirects), *wrapped])):
         return out
     candidates = [r.target for r in inv.redirects if r.reads]
+    for name, ws in inv.wrapped:  # xargs -a ~/.ssh/id_rsa: the file xargs reads its items from
+        if name == "xargs":
+            candidates += [ws[i + 1] for i, w in enumerate(ws[:-1]) if w.text in _XARGS_FILE]
     # A look-only program still reads what is redirected into it (ssh host 'cat > x' < key).
     words = [] if look_only else inv.words[1:]
     skip_next = False
@@ -297,6 +306,9 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
                 out.append(w)
                 break
     return out
+
+
+_XARGS_FILE = frozenset({"-a", "--arg-file"})
 
 
 # Options whose value is a key or certificate used to authenticate, not data sent.
@@ -353,6 +365,11 @@ def _dumps_environment(inv: Invocation) -> bool:
     if n in ("declare", "typeset"):
         return bool(args) and all(a.startswith("-") and set(a[1:]) <= set("xpg") for a in args)
     return False
+
+
+def dumps_environment(inv: Invocation) -> bool:
+    """Public name of ``_dumps_environment`` (read by the staging rules)."""
+    return _dumps_environment(inv) or inv.code_dumps_env
 
 
 _SENSITIVE_PIECES = re.compile(r"[=@,:\s<]")
@@ -419,7 +436,7 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
 _PYTHON_NAMES = frozenset(n for n, lang in INTERPRETERS.items() if lang == "python")
 
 
-_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | {"twine"}
+_SUPPLY_NAMES = supply.NAMES | _PYTHON_NAMES | supply.PLUGIN_NAMES | {"twine"}
 
 
 @rule(programs=_SUPPLY_NAMES, args=True)
@@ -437,18 +454,24 @@ def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if module_args is None:
             return
         n, args = "pip", module_args
-    why = supply.untrusted_install(n, args)
+    why = supply.untrusted_install(n, args) or supply.plugin_install(n, args)
     if why:
         yield Hit("cmd.untrusted_install", why, inv.span, judged)
+    insecure = supply.tls_off(n, args)
+    if insecure:
+        yield Hit("cmd.tls_off", insecure, inv.span, judged)
     where = supply.foreign_publish(n, args)
     if where:
         yield Hit("cmd.file_transfer", f"{n} publishes the project to {where[:60]}", inv.span,
                   judged)  # fmt: skip
     if n in ("npm", "pnpm", "yarn"):
         verbs = [a for a in args if not a.startswith("-")]
-        if (verbs[:3] == ["config", "set", "strict-ssl"] and verbs[3:4] in (["false"], ["0"])) or (
-            verbs[:3] == ["set", "strict-ssl", "false"]
-        ):
+        flat = (
+            [x for v in verbs for x in v.split("=", 1)] if any("=" in v for v in verbs) else verbs
+        )
+        if flat[:1] == ["config"]:
+            flat = flat[1:]
+        if flat[:2] == ["set", "strict-ssl"] and flat[2:3] in (["false"], ["0"]):
             yield Hit("cmd.tls_off", f"{n} strict-ssl false turns certificate checks off",
                       inv.span, judged)  # fmt: skip
 
@@ -461,9 +484,13 @@ _SENDERS = (
     | frozenset(
         {"ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "dig", "nslookup",
          "host", "drill", "ping", "smbclient", "openssl", "ftp", "telnet", "rclone", "s3cmd",
-         "mosquitto_pub", "irc", "swaks"}
+         "mosquitto_pub", "irc", "swaks", "whois", "lftp", "ncftpput", "tftp", "websocat",
+         "wscat", "kcat", "kafkacat"}
     )
 )  # fmt: skip
+
+
+SENDERS = _SENDERS  # read by the staging rules
 
 
 _KEY_PATTERN = re.compile(
@@ -512,14 +539,26 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
         raw = raw or _publishes(inv)
         if inv.name == "git" and "push" in inv.args:
             yield from _foreign_push(inv, added_remotes, judged)
-        sender = raw or inv.name in _SENDERS or (inv.code_network and inv.name in INTERPRETERS)
+        login = _login_host(inv)
+        sender = (
+            raw
+            or inv.name in _SENDERS
+            or (inv.code_network and inv.name in INTERPRETERS)
+            or storage_upload(inv)
+            or db_remote(inv) is not None
+            or login is not None
+            or _url_with_secret(inv)
+        )
         if not sender:
             continue
         raw = raw or inv.name in RAW_NETWORK
-        hosts = flows.hosts_of(inv.args)
+        db = db_remote(inv) or login
+        hosts = [db] if db else flows.hosts_of(inv.args)
         feeders = _feeders(inv, invs)
         for f in [*feeders, inv]:
             provider = flows.printed_credential(f.name, f.args)
+            if provider is not None and _names_destination(f, inv, invs):
+                provider = None  # ssh $(pbpaste): the clipboard names the host, nothing is sent
             if (
                 provider is not None
                 and (f is not inv or raw)
@@ -534,17 +573,27 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                     f.render() + " -> " + judged,
                 )
                 return
+            if provider is not None and f is not inv and _insecure(inv):
+                yield Hit("cmd.tls_off", f"{f.name} prints a credential sent with certificate "
+                          "checks off", span_of(f.span, inv.span), judged)  # fmt: skip
+                return
             if f is not inv and f.name in _GREP_NAMES and any(_KEY_PATTERN.search(a)
                                                               for a in f.args):  # fmt: skip
                 yield Hit("cmd.exfiltration", "a search for keys or passwords is sent away",
                           span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
                 return
         names = flows.secret_variables(
-            [*inv.args, *(a for f in feeders if f.name in ("echo", "printf") for a in f.args)]
+            [*inv.args, *(a for f in feeders for a in f.args), *_stdin_texts(inv, feeders)]
         ) + [n for n in inv.code_env if flows.is_secret_name(n)]
+        if db and not raw:  # mysql -h db -p"$DB_PASSWORD": the password logs in to that server
+            names = [n for n in names if flows.variable_provider(n)]
         for name in dict.fromkeys(names):
             provider = flows.variable_provider(name)
             if not raw and hosts and all(flows.host_is_provider(h, provider) for h in hosts):
+                if _insecure(inv):  # curl -k -H "…$GITHUB_TOKEN" https://api.github.com
+                    yield Hit("cmd.tls_off", f"${name} is sent with certificate checks off",
+                              inv.span, judged)  # fmt: skip
+                    return
                 continue
             if raw or provider or any(DROP_HOSTS.search(h) for h in hosts):
                 yield Hit("cmd.exfiltration", f"${name} is sent to a host that is not its own",
@@ -555,10 +604,73 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
             return
 
 
+def _login_host(inv: Invocation) -> str | None:
+    """``docker login REGISTRY --password-stdin`` (and podman, helm registry, oras): the registry
+    the password read from stdin goes to (docker.io when none is named)."""
+    args = inv.args
+    if inv.name not in ("docker", "podman", "buildah", "skopeo", "oras", "helm", "nerdctl"):
+        return None
+    if "login" not in args[:2] or not any(a.startswith("--password-stdin") for a in args):
+        return None
+    positional = [a for a in args[args.index("login") + 1 :] if not a.startswith("-")]
+    values = set(_login_option_values(args))
+    hosts = [p for p in positional if p not in values]
+    host = hosts[-1] if hosts else "docker.io"
+    return re.sub(r"^[a-z]+://", "", host).split("/")[0].lower()
+
+
+def _login_option_values(args: list[str]) -> list[str]:
+    """Values of ``-u``/``--username``/``-p`` (not registries)."""
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-u", "--username", "-p")]
+
+
+def _url_with_secret(inv: Invocation) -> bool:
+    """``git push https://x:$(gh auth token)@host/r.git``, ``git ls-remote https://$TOKEN@h/…``:
+    the URL's user part carries a credential to its host."""
+    if inv.name not in ("git", "hg", "svn"):
+        return False
+    return any(
+        "://" in w.text and "@" in w.text and "$" in w.text.split("@", 1)[0] for w in inv.words[1:]
+    )
+
+
+def _insecure(inv: Invocation) -> bool:
+    """``curl -k``, ``wget --no-check-certificate``, ``http --verify=no``: TLS checks off."""
+    args = inv.args
+    if inv.name == "curl":
+        return "--insecure" in args or any(
+            a.startswith("-") and not a.startswith("--") and "k" in a for a in args
+        )
+    if inv.name in ("wget", "wget2"):
+        return "--no-check-certificate" in args
+    return inv.name in ("http", "https", "xh") and any(
+        a in ("--verify=no", "--verify=false") for a in args
+    )
+
+
+_CLIPBOARDS = frozenset({"pbpaste", "wl-paste", "xclip", "xsel"})
+_CONNECTORS = frozenset({"ssh", "scp", "sftp", "mosh", "telnet", "nc", "ncat", "ping", "rsync"})
+
+
+def _names_destination(f: Invocation, inv: Invocation, invs: list[Invocation]) -> bool:
+    """Is the clipboard substituted as a whole word of a connecting tool (``ssh $(pbpaste)``)?"""
+    if f.name not in _CLIPBOARDS or inv.name not in _CONNECTORS or f is inv:
+        return False
+    me = next((i for i, v in enumerate(invs) if v is f), -1)
+    return me not in inv.upstream and any(
+        me in w.subs and w.text.startswith("$(") and w.text.endswith(")") for w in inv.words
+    )
+
+
+def _stdin_texts(inv: Invocation, feeders: list[Invocation]) -> list[str]:
+    """Here-strings and here-documents the sender or its feeders read (``<<< "$TOKEN"``)."""
+    return [f.stdin_text for f in (inv, *feeders) if f.stdin_text]
+
+
 def _publishes(inv: Invocation) -> bool:
     """``gh gist create``, ``gh issue create``, ``gh api … -f``: what it is given becomes public
     (or a third party's), whatever the host: no credential belongs there."""
-    if inv.name != "gh" or not inv.args:
+    if inv.name not in ("gh", "glab") or not inv.args:
         return False
     a = inv.args
     return (

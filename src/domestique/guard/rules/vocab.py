@@ -27,6 +27,7 @@ NETWORK = (
             "mailx", "sendmail", "mutt", "smbclient", "rclone", "gsutil", "s3cmd", "nmap",
             "whois", "ldapsearch", "mosquitto_pub", "openssl", "gh", "aws", "az", "gcloud",
             "kubectl", "docker", "git", "npm", "pip", "twine", "ngrok", "cloudflared", "irc",
+            "glab",
         }
     )
 )  # fmt: skip
@@ -90,8 +91,15 @@ CONTROL_VARIABLES = frozenset(
      "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
      "OPENAI_BASE_URL", "OPENAI_API_BASE", "GOOGLE_GEMINI_BASE_URL", "GEMINI_BASE_URL",
      "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy",
-     "all_proxy", "no_proxy"}
+     "all_proxy", "no_proxy", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME",
+     "CURSOR_CONFIG_DIR", "COPILOT_HOME"}
 )  # fmt: skip
+
+
+def is_control_variable(name: str) -> bool:
+    """A variable that points agents at the firewall or holds the guard's state (every
+    ``DOMESTIQUE_*`` variable: the guard's home, its hook daemon, its sync and proxy settings)."""
+    return name in CONTROL_VARIABLES or name.startswith("DOMESTIQUE_")
 
 
 # Agent command-line tools: a control variable set for one of them routes its model traffic.
