@@ -41,6 +41,7 @@ import sys
 import sysconfig
 import tarfile
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -338,13 +339,28 @@ APP_TEXT_SUFFIXES = {
 APP_SKIP_DIRS = TEST_DIRS | {"test_project", "tests_pre", "fixtures"}
 
 
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _find_archive(folder: Path, name: str, version: str) -> Path | None:
+    """The ``name-version.tar.gz`` (or ``.zip``) in ``folder``, the name compared as pip
+    normalises it (``sentry_sdk``, ``sentry-sdk``, ``PyJWT``)."""
+    for p in sorted(folder.glob("*")):
+        stem = p.name.removesuffix(".tar.gz").removesuffix(".zip")
+        base, _, ver = stem.rpartition("-")
+        if stem != p.name and ver == version and _norm(base) == _norm(name):
+            return p
+    return None
+
+
 def app_archive(spec: str, cache: Path) -> Path:
     """The sdist of ``spec`` (``name==version``) in ``cache``, downloaded with pip if missing."""
     name, version = spec.split("==")
     folder = cache / "sdist"
-    for p in folder.glob("*.tar.gz"):
-        if p.name.lower() == f"{name}-{version}.tar.gz":
-            return p
+    found = _find_archive(folder, name, version) if folder.is_dir() else None
+    if found is not None:
+        return found
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
@@ -362,19 +378,30 @@ def app_archive(spec: str, cache: Path) -> Path:
         ],
         check=True,
     )
-    return app_archive(spec, cache)
+    found = _find_archive(folder, name, version)
+    if found is None:
+        raise SystemExit(f"pip downloaded no sdist named like {spec} into {folder}")
+    return found
+
+
+def _keep_member(name: str) -> bool:
+    parts = name.split("/")
+    if APP_SKIP_DIRS & set(parts[:-1]) or parts[-1].startswith("test_"):
+        return False
+    return Path(parts[-1]).suffix.lower() in APP_TEXT_SUFFIXES
 
 
 def app_texts(archive: Path) -> Iterable[tuple[str, bytes]]:
     """(path, bytes) of the text files of an sdist, test directories excluded."""
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                if not info.is_dir() and _keep_member(info.filename):
+                    yield info.filename, zf.read(info)
+        return
     with tarfile.open(archive) as tar:
         for member in tar:
-            if not member.isfile():
-                continue
-            parts = member.name.split("/")
-            if APP_SKIP_DIRS & set(parts[:-1]) or parts[-1].startswith("test_"):
-                continue
-            if Path(parts[-1]).suffix.lower() not in APP_TEXT_SUFFIXES:
+            if not member.isfile() or not _keep_member(member.name):
                 continue
             fh = tar.extractfile(member)
             if fh is not None:

@@ -13,6 +13,7 @@ inside resource identifiers (ARNs, OCIDs), and the rule's validators.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 import re2
@@ -27,7 +28,7 @@ from domestique.detect.re2opts import (
     iter_spans_in,
     match_spans,
 )
-from domestique.detect.reserved import example_password
+from domestique.detect.reserved import example_password, example_token
 from domestique.detect.ruleset import Rule
 from domestique.detect.validators import (
     VALIDATORS,
@@ -47,7 +48,12 @@ BATCH_GAP = 512
 _PLACEHOLDER_RE = re2.compile(
     r"(?i)(?:example|sample|your[_\- ]?|changeme|change[_\-]me|placeholder|dummy|redacted|"
     r"variable|fake|xxxx|\*\*\*|\.\.\.|…|insert[_\- ]|replace[_\- ]?me|\btodo\b|fixme|"
-    r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|"
+    r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|\$\{\{|"
+    # a URN names a thing (urn:ietf:params:oauth:grant-type:jwt-bearer); value1, value2
+    r"^urn:[a-z0-9][a-z0-9\-]*:|^(?:value|val)\d*$|"
+    # a URL of a host and a path of words and versions (a specification's namespace); a path
+    # with a generated piece (a webhook's) is not this
+    r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/(?:[A-Za-z]+(?:[._\-][A-Za-z]+)*|v?\d+(?:\.\d+)*))*/?$|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
     r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
     r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
@@ -59,8 +65,15 @@ _PLACEHOLDER_RE = re2.compile(
     # positional format fields and separators only: '{}:{}', '{0}@{1}'
     r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
 )
+_PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
+_NEXT_PARAM_RE = re2.compile(r"(?:&|%26)[A-Za-z_][A-Za-z0-9_.]*(?:=|%3[Dd])")
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
+_PATH_RE = re2.compile(
+    r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$|"
+    # a key or certificate file (/certs/server.key, keys/app.pem)
+    r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+\."
+    r"(?:key|pem|crt|cer|der|p12|pfx|jks|keystore|asc|gpg|pub|json|txt|env)$"
+)
 # Values that are code referring to a secret, not the secret (env lookups, calls, attributes).
 _CODE_REF_RE = re2.compile(
     r"^(?:\$|%[A-Za-z_]|@|os\.|process\.env|env\.|ENV\[|getenv|System\.getenv|config\.|"
@@ -96,9 +109,14 @@ def looks_like_placeholder(value: str) -> bool:
     documentation prints as its example (``tiger``, ``tiger^5HHH``)."""
     # Markup after the value closes its element (``pass+word</span>``): not part of it.
     value = value.split("</", 1)[0] or value
+    # In a query string the value ends at the next parameter (value2&key=value1).
+    value = _NEXT_PARAM_RE.split(value, 1)[0] or value
+    if value != value.strip() and found(_PROSE_WORD_RE, value.strip()):
+        return True  # a word with its space ("on ", "Gunicorn's "): a text's token, no secret
     bare = value.rstrip(":;,.")
     return bool(
         found(_PLACEHOLDER_RE, value)
+        or example_token(bare)
         or found(_ENV_NAME_RE, bare)
         or found(_PATH_RE, bare)
         or spells_field_name(bare)
@@ -135,7 +153,9 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     value = _strip_unmatched_closers(value.rstrip(":;,"))
     if found(_VAR_REF_RE, value):
         return True
-    if not quoted and (found(_CALL_RE, value) or "||" in value or "&&" in value):
+    if not quoted and (
+        found(_CALL_RE, value) or "||" in value or "&&" in value or _expression(value)
+    ):
         return True  # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey)
     if not found(_CODE_REF_RE, value):
         return False
@@ -147,7 +167,63 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     if quoted:
         return False
     has_digit = any(c.isdigit() for c in value)
-    return not has_digit or (value.islower() and "_" in value)
+    if value.islower() and "_" in value:
+        return True
+    # A name has words (newPassword, PyLong_FromSsize_t, DB_PASS); letters in random case
+    # (TtdDyJXzUUbUZZsTWNW) are a generated value, not a variable.
+    return not has_digit and _reads_like_name(value)
+
+
+# Where a name's case changes: a lower-case letter then a capital (newPassword), or a run of
+# capitals then a lower-case letter (HTTPResponse).
+_CASE_SWITCH_RE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+
+
+def _reads_like_name(value: str) -> bool:
+    """True unless the case changes as often as in a random string: 4+ switches, one per five
+    characters or more (``getHTTPResponse``, ``xNewValue`` are names; ``JiQCHwpYeVFEVzmnT``
+    is not)."""
+    switches = len(_CASE_SWITCH_RE.findall(value))
+    return switches < 4 or switches * 5 < len(value)
+
+
+# Unquoted identifiers joined by operators (pwd+salt, a|b): an expression, not a literal.
+_EXPRESSION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:[ \t]*[-+*/%|&^][ \t]*[A-Za-z_][\w.]*)+$")
+_IDENT_RE = re.compile(r"[A-Za-z_][\w.]*")
+_NO_INNER_DIGIT_RE = re.compile(r"^[A-Za-z_.]+\d{0,2}$")
+
+
+def _expression(value: str) -> bool:
+    if not _EXPRESSION_RE.match(value):
+        return False
+    return all(
+        len(p) >= 2 and _reads_like_name(p) and _NO_INNER_DIGIT_RE.match(p)
+        for p in _IDENT_RE.findall(value)
+    )
+
+
+# The name a value is assigned to, the last one before it: PASSKEYS = "passkeys",
+# sip_auth_password=sip_auth_password, _PassArg.context: "context".
+_LAST_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)[^\w]*$")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def names_itself(whole: str, value: str) -> bool:
+    """True when ``value`` is the name it is assigned to, or the last dotted part of it: an
+    enumeration's member (``PASSKEYS = "passkeys"``) or a value passed on under its own name
+    (``self.proxy_password = proxy_password``), not a secret."""
+    i = whole.rfind(value)
+    if i <= 0:
+        return False
+    m = _LAST_NAME_RE.search(whole[:i])
+    if m is None:
+        return False
+    name = m.group(1)
+    v = _NOT_ALNUM.sub("", value.lower())
+    if not v:
+        return False
+    candidates = {name, *(name[j + 1 :] for j in range(len(name)) if name[j] == ".")}
+    return any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
 
 
 # Resource identifiers name a secret or a key, they never hold one: an AWS ARN (also the tail of
@@ -460,6 +536,8 @@ def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
         return False
     if rule.placeholder_filter and looks_like_placeholder(value):
         return False
-    if rule.reference_filter and looks_like_code_reference(value, quoted):
+    if rule.reference_filter and (
+        looks_like_code_reference(value, quoted) or names_itself(whole, value)
+    ):
         return False
     return all(v(value) for v in crule.validators)
