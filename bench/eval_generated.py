@@ -19,9 +19,11 @@ services beside their names, placeholders, long identifiers and numbers that are
   overlaps the planted value;
 * flagged: the share of negatives with any finding at all.
 
-Both are also reported per template. The templates were written before the detector was run
-on them (issue 17, round 7); ``--seed 17`` was the seed looked at while fixing causes, other
-seeds draw unseen values from the same templates.
+Both are reported for all items, for the tune templates and for the held ones, and per tune
+template. The first two batches of templates were written before the detector was run on them
+and then tuned on (``--seed 17``, issue 17 round 7); the third batch (``h_*``, ``HELD``) was
+written after that tuning began, measured before the fixes that followed and never shown
+(``--show-*`` skip its items). Other seeds draw unseen values from the same templates.
 """
 
 from __future__ import annotations
@@ -304,6 +306,19 @@ def pos(fn: Callable[[Gen], tuple[str, str]]) -> Callable[[Gen], tuple[str, str]
 def neg(fn: Callable[[Gen], str]) -> Callable[[Gen], str]:
     NEGATIVE[fn.__name__] = lambda g: Item(fn.__name__, "negative", fn(g))
     return fn
+
+
+HELD: set[str] = set()  # templates whose items are counted, never shown
+
+
+def pos_held(fn: Callable[[Gen], tuple[str, str]]) -> Callable[[Gen], tuple[str, str]]:
+    HELD.add(fn.__name__)
+    return pos(fn)
+
+
+def neg_held(fn: Callable[[Gen], str]) -> Callable[[Gen], str]:
+    HELD.add(fn.__name__)
+    return neg(fn)
 
 
 # ---------------------------------------------------------------- positives
@@ -1286,17 +1301,253 @@ def keys_that_are_not_secret(g: Gen) -> str:
     )
 
 
+# ---------------------------------------------------------------- held-out templates (round 7,
+# third batch): written after the first two batches were tuned on and measured before any fix
+# that followed; their items are never printed (--show-* skips them), only counted.
+
+
+@pos_held
+def h_terraform_provider(g: Gen) -> tuple[str, str]:
+    sec = g.aws_secret()
+    text = f'provider "aws" {{\n  region     = "eu-central-1"\n  access_key = "{g.aws_id()}"\n  secret_key = "{sec}"\n}}\n'
+    return text, sec
+
+
+@pos_held
+def h_notebook_cell(g: Gen) -> tuple[str, str]:
+    key = "sk-proj-" + g.s(B64URL, 48)
+    text = f'   "source": [\n    "import openai\\n",\n    "openai.api_key = \\"{key}\\"\\n"\n   ]\n'
+    return text, key
+
+
+@pos_held
+def h_dockerfile_env(g: Gen) -> tuple[str, str]:
+    tok = g.r.choice(["npm_" + g.s(B62, 36), g.s(B62, 32)])
+    name = g.r.choice(["NPM_TOKEN", "API_KEY", "SENTRY_AUTH_TOKEN", "LICENSE_KEY"])
+    text = f"FROM node:20-alpine\nWORKDIR /app\nENV {name}={tok}\nRUN npm ci\n"
+    return text, tok
+
+
+@pos_held
+def h_appsettings_connection(g: Gen) -> tuple[str, str]:
+    pw = g.password().replace('"', "").replace(";", "")
+    text = (
+        '{\n  "ConnectionStrings": {\n    "DefaultConnection": "Server=tcp:'
+        f'{g.word()}.database.windows.net,1433;Initial Catalog=app;User ID={g.user()};Password={pw};Encrypt=True;"\n  }}\n}}\n'
+    )
+    return text, pw
+
+
+@pos_held
+def h_go_struct(g: Gen) -> tuple[str, str]:
+    pw = g.password().replace('"', "").replace("\\", "")
+    text = f'cfg := &mysql.Config{{\n\tUser:   "{g.user()}",\n\tPasswd: "{pw}",\n\tNet:    "tcp",\n\tAddr:   "{g.host()}:3306",\n}}\n'
+    return text, pw
+
+
+@pos_held
+def h_access_log_password(g: Gen) -> tuple[str, str]:
+    pw = g.s(string.ascii_letters + string.digits, g.r.randint(8, 16))
+    text = f'10.0.{g.r.randint(0, 255)}.{g.r.randint(1, 254)} - - [12/Mar/2025:10:14:22 +0000] "GET /login?user={g.user()}&password={pw} HTTP/1.1" 302 0\n'
+    return text, pw
+
+
+@pos_held
+def h_chat_db_password(g: Gen) -> tuple[str, str]:
+    pw = g.password()
+    text = g.r.choice(
+        [
+            f"here's the prod db password: {pw}\n",
+            f"FYI root pw on the new box = {pw}\n",
+            f"the staging password changed, it's now {pw}\n",
+        ]
+    )
+    return text, pw
+
+
+@pos_held
+def h_proxy_url(g: Gen) -> tuple[str, str]:
+    pw = g.s(string.ascii_letters + string.digits, 12)
+    text = g.r.choice(
+        [
+            f"HTTPS_PROXY=http://{g.user()}:{pw}@proxy.{g.r.choice(DOMAINS)}:3128\n",
+            f"proxy = http://{g.user()}:{pw}@10.1.2.3:8080\n",
+        ]
+    )
+    return text, pw
+
+
+@pos_held
+def h_provider_formats(g: Gen) -> tuple[str, str]:
+    tok = g.r.choice(
+        [
+            "github_pat_11" + g.s(string.ascii_uppercase + string.digits, 20) + "_" + g.s(B62, 59),
+            "GOCSPX-" + g.s(B64URL, 28),
+            "hf_" + g.s(string.ascii_letters, 34),
+            g.s(B62, 3) + "8Q~" + g.s(B64URL + "~.", 34),
+        ]
+    )
+    name = g.r.choice(["TOKEN", "CLIENT_SECRET", "HF_TOKEN", "AZURE_CLIENT_SECRET"])
+    return f"{name}={tok}\n", tok
+
+
+@pos_held
+def h_sentry_dsn(g: Gen) -> tuple[str, str]:
+    key = g.hex(32)
+    text = f'sentry_sdk.init(dsn="https://{key}@o{g.r.randint(100000, 999999)}.ingest.sentry.io/{g.r.randint(1000000, 9999999)}")\n'
+    return text, key
+
+
+@pos_held
+def h_npmrc_auth(g: Gen) -> tuple[str, str]:
+    cred = g.b64_of(f"{g.user()}:{g.password()}")
+    return f"registry=https://npm.{g.r.choice(DOMAINS)}/\n_auth={cred}\nalways-auth=true\n", cred
+
+
+@pos_held
+def h_pii_mixed(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(4)
+    if kind == 0:
+        v = g.ssn()
+        return f"Patient: {g.name()}, DOB 04/12/1987, SSN {v}\n", v
+    if kind == 1:
+        v = f"+44 7{g.r.randint(400, 999)} {g.r.randint(100000, 999999)}"
+        return f"Driver {g.name()} can be reached at {v}.\n", v
+    if kind == 2:
+        v = g.card()
+        return f'{{"event": "charge.failed", "card_number": "{v}", "amount": 4200}}\n', v
+    v = g.iban()
+    return f"name;iban;amount\n{g.name()};{v};120.00\n", v
+
+
+@neg_held
+def h_dockerfile_no_secret(g: Gen) -> str:
+    return (
+        "FROM node:20-alpine\nARG NPM_TOKEN\n"
+        "RUN --mount=type=secret,id=npm_token NPM_TOKEN=$(cat /run/secrets/npm_token) npm ci\n"
+        'ENV NODE_ENV=production API_KEY=""\n'
+    )
+
+
+@neg_held
+def h_terraform_variables(g: Gen) -> str:
+    return g.r.choice(
+        [
+            'variable "db_password" {\n  type      = string\n  sensitive = true\n}\n',
+            'resource "aws_db_instance" "main" {\n  username = var.db_user\n  password = data.aws_secretsmanager_secret_version.db.secret_string\n}\n',
+            'output "api_token" {\n  value     = module.auth.token\n  sensitive = true\n}\n',
+        ]
+    )
+
+
+@neg_held
+def h_gitlab_ci(g: Gen) -> str:
+    return (
+        "build:\n  stage: build\n  script:\n"
+        '    - echo "$CI_JOB_TOKEN" | docker login -u gitlab-ci-token --password-stdin $CI_REGISTRY\n'
+        "    - docker build -t $CI_REGISTRY_IMAGE:$CI_COMMIT_SHORT_SHA .\n"
+    )
+
+
+@neg_held
+def h_k8s_secret_refs(g: Gen) -> str:
+    return (
+        f"spec:\n  imagePullSecrets:\n    - name: regcred\n  containers:\n    - name: {g.word()}\n"
+        f"      envFrom:\n        - secretRef:\n            name: {g.word()}-env\n"
+    )
+
+
+@neg_held
+def h_cloud_templates(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "      MasterUserPassword: '{{resolve:secretsmanager:prod/db:SecretString:password}}'\n",
+            "      MasterUserPassword: !Ref DBPassword\n",
+            "  password: {{ .Values.postgresql.auth.password | b64enc | quote }}\n",
+            f'    "tenantId": "{g.uuid()}",\n    "subscriptionId": "{g.uuid()}",\n',
+        ]
+    )
+
+
+@neg_held
+def h_sql_and_diffs(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "ALTER TABLE users ADD COLUMN password_digest varchar(255) NOT NULL DEFAULT '';\n",
+            f"diff --git a/app/auth.py b/app/auth.py\nindex {g.hex(7)}..{g.hex(7)} 100644\n",
+            "CREATE INDEX idx_api_tokens_user_id ON api_tokens (user_id);\n",
+        ]
+    )
+
+
+@neg_held
+def h_lock_hashes(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f"  /{g.word()}@2.3.1:\n    resolution: {{integrity: sha512-{base64.b64encode(bytes(g.r.getrandbits(8) for _ in range(64))).decode()}}}\n",
+            f'            "hashes": [\n                "sha256:{g.hex(64)}",\n                "sha256:{g.hex(64)}"\n            ],\n',
+            f'{g.word()} = {{ version = "1.2.0", checksum = "{g.hex(64)}" }}\n',
+        ]
+    )
+
+
+@neg_held
+def h_manifest_public_key(g: Gen) -> str:
+    return f'{{\n  "manifest_version": 3,\n  "name": "{g.word()} helper",\n  "key": "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA{g.s(B64, 120)}"\n}}\n'
+
+
+@neg_held
+def h_docs_placeholders(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "curl -u <client_id>:<client_secret> -d grant_type=client_credentials https://auth.example.com/token\n",
+            "Authorization: Bearer <your-jwt>\n",
+            "keytool -genkey -alias tomcat -keystore keystore.jks -storepass:env KS_PASS\n",
+            "export OPENAI_API_KEY=sk-...\n",
+        ]
+    )
+
+
+@neg_held
+def h_web_ids(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f'ETag: W/"{g.hex(8)}-{g.s(B64URL, 27)}"\n',
+            f'<meta name="google-site-verification" content="{g.s(B64URL, 43)}" />\n',
+            f"Set-Cookie: _ga=GA1.1.{g.r.randint(10**8, 10**9)}.{g.r.randint(1_600_000_000, 1_800_000_000)}; Path=/\n",
+            f'"build_id": "{g.hex(40)}", "run_number": {g.r.randint(100, 9999)}\n',
+        ]
+    )
+
+
 def build(seed: int, per_template: int) -> list[Item]:
-    g = Gen(random.Random(seed))
+    """``per_template`` items of each template, each template drawing from its own generator
+    (seeded with the seed and its name: adding a template changes no other's items)."""
     items: list[Item] = []
     for templates in (POSITIVE, NEGATIVE):
         for name in sorted(templates):
+            g = Gen(random.Random(f"{seed}:{name}"))
             items.extend(templates[name](g) for _ in range(per_template))
     return items
 
 
+def _rates(rows: list[tuple[Item, bool]]) -> dict[str, object]:
+    pos = [ok for it, ok in rows if it.label == "positive"]
+    neg = [bad for it, bad in rows if it.label == "negative"]
+    return {
+        "positives": len(pos),
+        "found": sum(pos),
+        "recall": round(sum(pos) / len(pos), 4) if pos else None,
+        "negatives": len(neg),
+        "negatives_flagged": sum(neg),
+        "flag_rate": round(sum(neg) / len(neg), 4) if neg else None,
+    }
+
+
 def evaluate(items: list[Item], scanner: Scanner) -> dict[str, object]:
+    """Recall and flag rate over all items, the tune templates and the held ones."""
     per: dict[str, list[int]] = {}
+    rows: list[tuple[Item, bool]] = []
     misses: list[Item] = []
     flagged: list[tuple[Item, str]] = []
     for it in items:
@@ -1308,23 +1559,20 @@ def evaluate(items: list[Item], scanner: Scanner) -> dict[str, object]:
             a, b = (i, i + len(it.secret)) if i >= 0 else (0, len(it.text))
             ok = any(f.start < b and a < f.end for f in findings)
             row[0] += ok
-            if not ok:
+            rows.append((it, ok))
+            if not ok and it.template not in HELD:
                 misses.append(it)
         else:
             row[0] += bool(findings)
-            if findings:
+            rows.append((it, bool(findings)))
+            if findings and it.template not in HELD:
                 f = findings[0]
                 flagged.append((it, f"{f.code} {it.text[max(0, f.start - 30) : f.end + 5]!r}"))
-    npos = sum(1 for it in items if it.label == "positive")
-    nneg = len(items) - npos
     return {
-        "positives": npos,
-        "found": npos - len(misses),
-        "recall": round((npos - len(misses)) / npos, 4),
-        "negatives": nneg,
-        "negatives_flagged": len(flagged),
-        "flag_rate": round(len(flagged) / nneg, 4),
-        "per_template": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per.items())},
+        "all": _rates(rows),
+        "tune_templates": _rates([r for r in rows if r[0].template not in HELD]),
+        "held_templates": _rates([r for r in rows if r[0].template in HELD]),
+        "per_template": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per.items()) if k not in HELD},
         "_misses": misses,
         "_flagged": flagged,
     }
@@ -1357,8 +1605,13 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n")
     print(f"seed {args.seed}: {len(items)} items")
-    print(f"recall {res['recall']} ({res['found']}/{res['positives']})")
-    print(f"negatives flagged {res['flag_rate']} ({res['negatives_flagged']}/{res['negatives']})")
+    for part in ("all", "tune_templates", "held_templates"):
+        r = res[part]
+        assert isinstance(r, dict)
+        print(
+            f"{part:15} recall {r['recall']} ({r['found']}/{r['positives']}), "
+            f"negatives flagged {r['flag_rate']} ({r['negatives_flagged']}/{r['negatives']})"
+        )
     per = res["per_template"]
     assert isinstance(per, dict)
     for k, v in sorted(per.items()):

@@ -60,11 +60,25 @@ _PLACEHOLDER_RE = re2.compile(
     r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
-    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
+    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)[!?]?$|"
+    # a log's mask (Rails' [FILTERED])
+    r"^\[(?:filtered|redacted|hidden|masked|removed|omitted|sensitive|secret)\]$|"
     r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$|"
     # positional format fields and separators only: '{}:{}', '{0}@{1}'
     r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
 )
+_FIELD_WORDS_RE = re.compile(
+    r"(?i)^(?:password|passwords|passwd|passphrase|pass|secret|secrets|token|tokens|key|keys)$"
+)
+
+
+def _about_the_field(value: str) -> bool:
+    """A sentence of three or more words that names the field: a message about it ("Password
+    must be at least 8 characters", "Enter your password"), not its value."""
+    words = value.split()
+    return len(words) >= 3 and any(_FIELD_WORDS_RE.match(w.strip(".,:;!?'\"()")) for w in words)
+
+
 _PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
 _NEXT_PARAM_RE = re2.compile(r"(?:&|%26)[A-Za-z_][A-Za-z0-9_.]*(?:=|%3[Dd])")
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
@@ -111,6 +125,8 @@ def looks_like_placeholder(value: str) -> bool:
     value = value.split("</", 1)[0] or value
     # In a query string the value ends at the next parameter (value2&key=value1).
     value = _NEXT_PARAM_RE.split(value, 1)[0] or value
+    if _about_the_field(value):
+        return True
     if value != value.strip() and found(_PROSE_WORD_RE, value.strip()):
         return True  # a word with its space ("on ", "Gunicorn's "): a text's token, no secret
     bare = value.rstrip(":;,.")
@@ -151,6 +167,7 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # "if token == current_token:" ends in the statement's colon; "f(pwd=pwd)" in a paren (a
     # closing bracket only when unmatched: Optional[str] keeps its own).
     value = _strip_unmatched_closers(value.rstrip(":;,"))
+    value = value.replace("?.", ".")  # optional chaining: req.headers.authorization?.split
     if found(_VAR_REF_RE, value):
         return True
     if not quoted and (
