@@ -225,10 +225,11 @@ _LAST_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)[^\w]*$")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 
 
-def names_itself(whole: str, value: str) -> bool:
+def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
     """True when ``value`` is the name it is assigned to, or the last dotted part of it: an
     enumeration's member (``PASSKEYS = "passkeys"``) or a value passed on under its own name
-    (``self.proxy_password = proxy_password``), not a secret."""
+    (``self.proxy_password = proxy_password``), not a secret. ``exact``: spelled the same, case
+    included (``IRC_PASS=irc_pass`` in an env file may be the password)."""
     i = whole.rfind(value)
     if i <= 0:
         return False
@@ -236,11 +237,11 @@ def names_itself(whole: str, value: str) -> bool:
     if m is None:
         return False
     name = m.group(1)
-    v = _NOT_ALNUM.sub("", value.lower())
-    if not v:
-        return False
     candidates = {name, *(name[j + 1 :] for j in range(len(name)) if name[j] == ".")}
-    return any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
+    if exact:
+        return value in candidates
+    v = _NOT_ALNUM.sub("", value.lower())
+    return bool(v) and any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
 
 
 # Resource identifiers name a secret or a key, they never hold one: an AWS ARN (also the tail of
@@ -278,10 +279,13 @@ class CompiledRule:
     compile by the test suite; a pattern that fails raises inside the scan, which reports
     ``engine.detector_error`` (never "nothing found")."""
 
-    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "rule", "validators")
+    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "names_values", "rule", "validators")
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
+        # A rule that takes a literal credential (credential_literal) reads the value as one;
+        # a value that is its own name's (self.proxy_password = proxy_password) is none.
+        self.names_values = "credential_literal" in rule.validators
         self._regex: re2._Regexp | None = None
         self._bounds: re2._Regexp | None = None
         self._allow: tuple[re2._Regexp, ...] | None = None
@@ -553,8 +557,10 @@ def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
         return False
     if rule.placeholder_filter and looks_like_placeholder(value):
         return False
-    if rule.reference_filter and (
-        looks_like_code_reference(value, quoted) or names_itself(whole, value)
-    ):
+    if rule.reference_filter and looks_like_code_reference(value, quoted):
+        return False
+    if rule.reference_filter and names_itself(whole, value):
+        return False
+    if crule.names_values and names_itself(whole, value, exact=True):
         return False
     return all(v(value) for v in crule.validators)
