@@ -236,6 +236,8 @@ def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
     m = _LAST_NAME_RE.search(whole[:i])
     if m is None:
         return False
+    if m.start(1) > 0 and whole[m.start(1) - 1] in "/:@":
+        return False  # a URL's user (mysql://root:root@host): the pair, not a name and a value
     name = m.group(1)
     candidates = {name, *(name[j + 1 :] for j in range(len(name)) if name[j] == ".")}
     if exact:
