@@ -337,6 +337,7 @@ APP_TEXT_SUFFIXES = {
     ".h",
 }
 APP_SKIP_DIRS = TEST_DIRS | {"test_project", "tests_pre", "fixtures"}
+APP_SKIP_FILES = {"tests.py", "conftest.py"}
 
 
 def _norm(name: str) -> str:
@@ -388,6 +389,8 @@ def _keep_member(name: str) -> bool:
     parts = name.split("/")
     if APP_SKIP_DIRS & set(parts[:-1]) or parts[-1].startswith("test_"):
         return False
+    if parts[-1] in APP_SKIP_FILES or parts[-1].endswith("_test.py"):
+        return False  # test modules beside the code (Django apps' tests.py)
     return Path(parts[-1]).suffix.lower() in APP_TEXT_SUFFIXES
 
 

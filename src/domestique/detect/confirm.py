@@ -72,11 +72,21 @@ _FIELD_WORDS_RE = re.compile(
 )
 
 
+_WORD_PART_SPLIT_RE = re.compile(r"[-/]")
+
+
 def _about_the_field(value: str) -> bool:
     """A sentence of three or more words that names the field: a message about it ("Password
-    must be at least 8 characters", "Enter your password"), not its value."""
+    must be at least 8 characters", "Enter your password", "Resource owner password-based"),
+    not its value."""
     words = value.split()
-    return len(words) >= 3 and any(_FIELD_WORDS_RE.match(w.strip(".,:;!?'\"()")) for w in words)
+    if len(words) < 3:
+        return False
+    return any(
+        _FIELD_WORDS_RE.match(part)
+        for w in words
+        for part in _WORD_PART_SPLIT_RE.split(w.strip(".,:;!?'\"()"))
+    )
 
 
 _PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
@@ -170,6 +180,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     value = value.replace("?.", ".")  # optional chaining: req.headers.authorization?.split
     if found(_VAR_REF_RE, value):
         return True
+    if _type_expression(value, quoted):
+        return True
     if not quoted and (
         found(_CALL_RE, value) or "||" in value or "&&" in value or _expression(value)
     ):
@@ -189,6 +201,34 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # A name has words (newPassword, PyLong_FromSsize_t, DB_PASS); letters in random case
     # (TtdDyJXzUUbUZZsTWNW) are a generated value, not a variable.
     return not has_digit and _reads_like_name(value)
+
+
+# A type in an annotation: a class name (OAuth2PasswordRequestForm, OneLogin_Saml2_Auth) or a
+# union of names ("AbstractAccessToken | AbstractRefreshToken", "str | None").
+_CLASS_NAME_RE = re.compile(r"^[A-Z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*$")
+_NAME_PIECES_RE = re.compile(r"[_0-9]+")
+_CAPITALISED_RE = re.compile(r"^(?:[A-Z]+[a-z]{2,})+[A-Z]*$")
+_UNION_RE = re.compile(r"^[A-Za-z_][\w.\[\]]*(?:[ \t]*\|[ \t]*[A-Za-z_][\w.\[\]]*)+$")
+
+
+def _class_name(value: str) -> bool:
+    """Capitalised words, digits only between them (``OAuth2PasswordRequestForm``; not
+    ``AdminPassword123``, ``ABc123456789dEFghIJK``)."""
+    if not _CLASS_NAME_RE.match(value) or value[-1].isdigit():
+        return False
+    pieces = [p for p in _NAME_PIECES_RE.split(value) if p]
+    return all(_CAPITALISED_RE.match(p) and _reads_like_name(p) for p in pieces)
+
+
+def _type_expression(value: str, quoted: bool) -> bool:
+    """An annotation's type: an unquoted class name of words, or a union of names (quoted in
+    a string annotation or not)."""
+    if _UNION_RE.match(value):
+        return all(
+            _class_name(p) or p.islower() or p == "None"
+            for p in (x.strip().split("[", 1)[0].split(".")[-1] for x in value.split("|"))
+        )
+    return not quoted and _class_name(value)
 
 
 # Where a name's case changes: a lower-case letter then a capital (newPassword), or a run of
