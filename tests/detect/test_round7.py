@@ -60,6 +60,22 @@ CLEAN = [
     "  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: db\n",
     "daemon:*:17000:0:99999:7:::",
     "tool login --token $DEPLOY_TOKEN",
+    # a package's version range, minified script, a CSS rule, an unpacked argument
+    '    "requires": {\n      "minipass": "^2.2.1"\n    }',
+    "authorizePassword=i=>s=>{let{authActions:u}=s,{schema:m,name:v}=i;return u}",
+    "{onChangeKey:u}=this.props;s(u,i)",
+    '"use-credentials"===e.crossOrigin?t.credentials="include":"anonymous"',
+    '.fa-key:before{content:"\\f084"}.fa-user-secret:before{content:"\\f21b"}',
+    "        token = expect(*LITERAL_TOKENS, TokenKind.LEFT_BRACKET)",
+    'h(_,null,h("label",null,"Password:"),s?h("code",null," ******"):null)',
+    # prose around "login ... password", a URL template, the next name in a list
+    'msgid "Enter your login and password below"',
+    'URL_TOKEN = "realms/{realm-name}/protocol/openid-connect/token"',
+    'h("input",{type:"password","data-name":"password"})',
+    '"HTTPAUTH_USER": "someuser",\n"HTTPAUTH_PASS": "somepass",',
+    "        auth: OneLogin_Saml2_Auth,\n        credentials: OAuth2PasswordRequestForm,",
+    'token_instance: "AbstractAccessToken | AbstractRefreshToken"',
+    "        ('password', 'Resource owner password-based'),",
 ]
 
 

@@ -56,14 +56,17 @@ _PLACEHOLDER_RE = re2.compile(
     r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/(?:[A-Za-z]+(?:[._\-][A-Za-z]+)*|v?\d+(?:\.\d+)*))*/?$|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
     r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
-    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.\-]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
     r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
-    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)[!?]?$|"
+    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login|text)[!?:]?$|"
+    # a version or a version range (a package's, "minipass": "^2.2.1")
+    r"^[~^<>=!]{0,2}[ \t]*v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]{1,12})?$|"
     # a log's mask (Rails' [FILTERED])
     r"^\[(?:filtered|redacted|hidden|masked|removed|omitted|sensitive|secret)\]$|"
     r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$|"
+    r"^some(?:pass|passwd|password|pwd|secret|token|key)$|"
     # positional format fields and separators only: '{}:{}', '{0}@{1}'
     r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
 )
@@ -90,6 +93,11 @@ def _about_the_field(value: str) -> bool:
 
 
 _PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
+_ACROSS_QUOTES_RE = re2.compile(r"^[)\]}][,;.?:)\]}]")
+_SCRIPT_RE = re2.compile(
+    r"\}=|\}\)|=>|\)\{|^[A-Za-z_$][\w$.]*\?[A-Za-z_$!]|^[a-z][a-z\-]*(?:\([^)]*\))?\{[a-z\-]+(?::|$)|"
+    r"^\*{1,2}[A-Za-z_][\w.]*$"
+)
 _NEXT_PARAM_RE = re2.compile(r"(?:&|%26)[A-Za-z_][A-Za-z0-9_.]*(?:=|%3[Dd])")
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 _PATH_RE = re2.compile(
@@ -178,14 +186,23 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # closing bracket only when unmatched: Optional[str] keeps its own).
     value = _strip_unmatched_closers(value.rstrip(":;,"))
     value = value.replace("?.", ".")  # optional chaining: req.headers.authorization?.split
+    if found(_ACROSS_QUOTES_RE, value):
+        return True  # read from a string's closing quote into the code after it: ),s?He.x(
     if found(_VAR_REF_RE, value):
         return True
     if _type_expression(value, quoted):
         return True
     if not quoted and (
-        found(_CALL_RE, value) or "||" in value or "&&" in value or _expression(value)
+        found(_CALL_RE, value)
+        or "||" in value
+        or "&&" in value
+        or _expression(value)
+        or found(_SCRIPT_RE, value)
     ):
-        return True  # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey)
+        # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey), minified
+        # script (u}=this.props, i=>s=>{, e.crossOrigin?t.credentials=), a CSS rule
+        # (before{content:), an unpacked argument (*LITERAL_TOKENS)
+        return True
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:

@@ -361,7 +361,7 @@ _CODE_RE = re.compile(
 
 def not_code(value: str) -> bool:
     """False for a dotted name, a call or a subscript: code that refers to the value."""
-    return not _CODE_RE.match(value.strip())
+    return not _CODE_RE.match(value.strip().rstrip(",;"))
 
 
 def aws_secret_shape(value: str) -> bool:
