@@ -76,6 +76,10 @@ CLEAN = [
     "        auth: OneLogin_Saml2_Auth,\n        credentials: OAuth2PasswordRequestForm,",
     'token_instance: "AbstractAccessToken | AbstractRefreshToken"',
     "        ('password', 'Resource owner password-based'),",
+    # a lifetime under a token's name, a template's closing tag read as a value, the alphabet
+    '    "ACCESS_TOKEN_LIFETIME": timedelta(minutes=5),',
+    '<p>{% translate "TOTP Secret:" %} <a href="{{ otpauth_url }}">',
+    'SECRET_KEY = "ABCDEFGHIJKLMNOPQRSTUVWXYZ1234567890"',
 ]
 
 
@@ -120,6 +124,9 @@ FOUND = [
     # two words with the field's name may be the password; a value two switches of case is too
     ("<Password>fancy password</Password>", "secret.password_assignment", "fancy password"),
     ("IRC_PASS=irc_pass", "secret.env_file_password", "irc_pass"),
+    # counted hex digits stay findings where they stand (only the whole alphabet is a filler)
+    ('api_key = "1234567890abcdef1234567890abcdef"', "secret.generic_secret",
+     "1234567890abcdef1234567890abcdef"),
 ]  # fmt: skip
 
 

@@ -93,7 +93,7 @@ def _about_the_field(value: str) -> bool:
 
 
 _PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
-_ACROSS_QUOTES_RE = re2.compile(r"^[)\]}][,;.?:)\]}]")
+_ACROSS_QUOTES_RE = re2.compile(r"^\s*(?:[)\]}][,;.?:)\]}]|%\}|\}\}|%>)")
 _SCRIPT_RE = re2.compile(
     r"\}=|\}\)|=>|\)\{|^[A-Za-z_$][\w$.]*\?[A-Za-z_$!]|^[a-z][a-z\-]*(?:\([^)]*\))?\{[a-z\-]+(?::|$)|"
     r"^\*{1,2}[A-Za-z_][\w.]*$"
@@ -112,7 +112,7 @@ _CODE_REF_RE = re2.compile(
     r"settings\.|self\.|this\.|cls\.|args\.|kwargs|request\.|params\.|options\.|opts\.|"
     r"secrets\.|vault:|ssm:|arn:aws:secretsmanager|keyring\.)|"
     # a keyword argument passed on: secrets_dir=_secrets_dir, key=value
-    r"^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z_$]|"
+    r"^[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z_$]|\d+$)|"
     r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
 )
 _RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")

@@ -293,6 +293,26 @@ _HEXSPEAK_RE = re.compile(r"deadbeef|cafebabe|feedface|baadf00d|8badf00d|deadc0d
 _COUNTING_RUNS = ("0123456789" * 3, "1234567890" * 3, "abcdefghijklmnopqrstuvwxyz" * 2)
 
 
+_COUNT_PIECE_RE = re.compile(r"[a-z]{4,}|[0-9]{4,}")
+
+
+def _counting_pieces(folded: str) -> bool:
+    """The alphabet, 20 letters or more of it, and counted digits (``ABCDEFGHIJKLMNOPQRSTUVWXYZ
+    1234567890``): nothing else. Shorter runs with hex letters (``1234567890abcdef``) are
+    kept: such a value is reported where it stands."""
+    pieces = _COUNT_PIECE_RE.findall(folded)
+    return (
+        len(pieces) >= 2
+        and "".join(pieces) == folded
+        and all(p in _ALPHABET or p in _DIGIT_RUNS for p in pieces)
+        and any(len(p) >= 20 and p in _ALPHABET for p in pieces)
+    )
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+_DIGIT_RUNS = "01234567890123456789"
+
+
 def placeholder_phrase(value: str) -> bool:
     """True for ``a secret``, ``my%20password``, ``[password]``, ``123 456``, ``abcdefgh…``:
     words or counting written in a value's place (``[password]``: syntax notation's optional
@@ -304,7 +324,9 @@ def placeholder_phrase(value: str) -> bool:
     if bracketed != text and _NOT_ALNUM_RE.sub("", bracketed) in _FIELD_WORDS:
         return True
     folded = _NOT_ALNUM_RE.sub("", text)
-    if len(folded) >= 6 and any(run.startswith(folded) for run in _COUNTING_RUNS):
+    if len(folded) >= 6 and (
+        any(run.startswith(folded) for run in _COUNTING_RUNS) or _counting_pieces(folded)
+    ):
         return True
     # Three or more lower-case words that name the field, ending in its word or with a word
     # that stands in for a value: a description, not a value ("really secret password",
