@@ -1301,6 +1301,102 @@ def keys_that_are_not_secret(g: Gen) -> str:
     )
 
 
+# ---------------------------------------------------------------- fourth batch (tune): more
+# secret-free carriers, written after the held batch was measured
+
+
+@neg
+def n4_ci_and_build_files(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "  - name: Publish\n    env:\n      TWINE_USERNAME: __token__\n      TWINE_PASSWORD: ${{ secrets.PYPI_API_TOKEN }}\n    run: twine upload dist/*\n",
+            "      - uses: docker/login-action@v3\n        with:\n          username: ${{ github.actor }}\n          password: ${{ secrets.GITHUB_TOKEN }}\n",
+            "deploy:\n  script:\n    - helm upgrade app ./chart --set image.tag=$CI_COMMIT_SHA --set auth.existingSecret=app-auth\n",
+            "ENV PIP_INDEX_URL=https://pypi.org/simple\nARG GIT_SHA\nLABEL org.opencontainers.image.revision=$GIT_SHA\n",
+        ]
+    )
+
+
+@neg
+def n4_app_settings(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "AUTH_PASSWORD_VALIDATORS = [\n    {'NAME': 'django.contrib.auth.password_validation.MinimumLengthValidator'},\n]\n",
+            'PASSWORD_HASHERS = ["django.contrib.auth.hashers.Argon2PasswordHasher"]\nSESSION_COOKIE_SECURE = True\n',
+            "JWT_ALGORITHM = 'RS256'\nJWT_ACCESS_TOKEN_EXPIRES = 900\nJWT_TOKEN_LOCATION = ['headers', 'cookies']\n",
+            f"OAUTH2_PROVIDER = {{'ACCESS_TOKEN_EXPIRE_SECONDS': {g.r.randint(300, 86400)}, 'ROTATE_REFRESH_TOKEN': True}}\n",
+            "spring.security.oauth2.client.registration.github.client-id=${GITHUB_CLIENT_ID}\nspring.security.oauth2.client.registration.github.client-secret=${GITHUB_CLIENT_SECRET}\n",
+        ]
+    )
+
+
+@neg
+def n4_code_auth_logic(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "    token = request.headers.get('Authorization', '').removeprefix('Bearer ')\n",
+            "    if not secrets.compare_digest(token, expected_token):\n        raise PermissionDenied\n",
+            "    user.set_password(form.cleaned_data['password1'])\n",
+            "    api_key = APIKey.objects.get(prefix=prefix, hashed_key=hash_key(raw))\n",
+            "const { data: { session } } = await supabase.auth.getSession();\nconst token = session?.access_token;\n",
+            'let secret = env::var("JWT_SECRET").expect("JWT_SECRET must be set");\n',
+            "    password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())\n",
+            "func (c *Client) SetToken(token string) { c.token = token }\n",
+        ]
+    )
+
+
+@neg
+def n4_tests_and_fixtures(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "    def test_login_rejects_wrong_password(self):\n        resp = self.client.post('/login', {'username': 'u', 'password': ''})\n",
+            "    assert response.json()['detail'] == 'Invalid token'\n",
+            "    monkeypatch.setenv('API_KEY', 'test')\n",
+            "  it('refreshes the access token when it expires', async () => {\n",
+        ]
+    )
+
+
+@neg
+def n4_logs_ops(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f"{g.r.randint(10, 23)}:{g.r.randint(10, 59)}:01 INFO  auth: token refreshed for user_id={g.r.randint(1, 99999)} expires_in=3600\n",
+            f"WARN  vault: lease {g.word()}/creds/app/{g.s(B62, 24)} renewed for 768h\n",
+            f"kubectl create secret generic {g.word()}-tls --from-file=tls.crt --from-file=tls.key\n",
+            "ssh-keygen -t ed25519 -C deploy@ci -f ~/.ssh/id_ed25519 -N ''\n",
+            f"Generated new API key {g.word()}-key (id {g.uuid()}); the secret is shown once in the dashboard.\n",
+        ]
+    )
+
+
+@neg
+def n4_docs_and_markdown(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "| Variable | Description |\n|---|---|\n| `DATABASE_PASSWORD` | password of the app's database user |\n",
+            "1. Copy `.env.example` to `.env` and set `SECRET_KEY` to a long random string.\n",
+            "> **Note:** the token is only valid for 24 hours; request a new one with `POST /auth/refresh`.\n",
+            "Use `--password-stdin` instead of `-p` so the password does not end up in your shell history.\n",
+        ]
+    )
+
+
+@neg
+def n4_ids_and_hashes(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f'  "image_digest": "sha256:{g.hex(64)}",\n',
+            f'  "x-request-id": "{g.hex(32)}",\n',
+            f"Object key: uploads/{g.uuid()}/{g.word()}.png (etag {g.hex(32)})\n",
+            f'  "public_key_fingerprint": "SHA256:{g.s(B64, 43)}",\n',
+            f'"sessionId": "{g.uuid()}", "traceparent": "00-{g.hex(32)}-{g.hex(16)}-01"\n',
+            f'<input type="hidden" name="authenticity_token" value="{g.s(B64, 86)}==">\n',
+        ]
+    )
+
+
 # ---------------------------------------------------------------- held-out templates (round 7,
 # third batch): written after the first two batches were tuned on and measured before any fix
 # that followed; their items are never printed (--show-* skips them), only counted.
