@@ -20,7 +20,9 @@ the normalised rule family / detector name, even first byte = "tune"): the tune 
 at item by item, the held half never was, and both halves are reported.
 
 False positives on real code nobody here wrote: ``secret.*`` findings per MB over the Python
-standard library's own source (test directories excluded); ``infra.*`` and ``pii.*`` reported
+standard library's own source (test directories excluded) and over pinned source distributions
+of application projects (test directories and test modules such as ``tests.py`` excluded; any
+other list of projects: ``bench/eval_app_code.py``); ``infra.*`` and ``pii.*`` reported
 separately
 (the stdlib's author e-mail addresses are real e-mail addresses, not false positives).
 
