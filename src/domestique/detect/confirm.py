@@ -278,8 +278,22 @@ def _expression(value: str) -> bool:
 
 # The name a value is assigned to, the last one before it: PASSKEYS = "passkeys",
 # sip_auth_password=sip_auth_password, _PassArg.context: "context".
-_LAST_NAME_RE = re.compile(r"([A-Za-z_][\w.\-]*)[^\w]*$")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def _last_name(prefix: str) -> tuple[int, str]:
+    """The last name in ``prefix`` before the separators that end it, and where it starts
+    (walked backwards once: linear in the length, whatever the text)."""
+    j = len(prefix)
+    while j > 0 and not (prefix[j - 1].isalnum() or prefix[j - 1] == "_"):
+        j -= 1
+    i = j
+    while i > 0 and prefix[i - 1] in _NAME_CHARS:
+        i -= 1
+    while i < j and not (prefix[i].isalpha() or prefix[i] == "_"):
+        i += 1  # a name starts with a letter or an underscore
+    return i, prefix[i:j]
 
 
 def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
@@ -287,15 +301,14 @@ def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
     enumeration's member (``PASSKEYS = "passkeys"``) or a value passed on under its own name
     (``self.proxy_password = proxy_password``), not a secret. ``exact``: spelled the same, case
     included (``IRC_PASS=irc_pass`` in an env file may be the password)."""
-    i = whole.rfind(value)
-    if i <= 0:
+    k = whole.rfind(value)
+    if k <= 0:
         return False
-    m = _LAST_NAME_RE.search(whole[:i])
-    if m is None:
+    start, name = _last_name(whole[:k])
+    if not name:
         return False
-    if m.start(1) > 0 and whole[m.start(1) - 1] in "/:@":
+    if start > 0 and whole[start - 1] in "/:@":
         return False  # a URL's user (mysql://root:root@host): the pair, not a name and a value
-    name = m.group(1)
     candidates = {name, *(name[j + 1 :] for j in range(len(name)) if name[j] == ".")}
     if exact:
         return value in candidates

@@ -223,8 +223,8 @@ _WORD_IDENTIFIER_RE = re.compile(
     r"[a-z]*(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3}(?:_(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3})*|"
     # words separated by spaces, of any case, snake_case ones too, with a slash or a dash
     # between them ("template data / text", "Twitter OAuth", "id_token token")
-    r"[A-Za-z][a-z]*[A-Z]?[a-z]*(?:_[a-z]+)*"
-    r"(?: (?:[/&\-] )?[A-Za-z][a-z]*[A-Z]?[a-z]*(?:_[a-z]+)*)+[.!?]?|"
+    r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*"
+    r"(?: (?:[/&\-] )?[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*)+[.!?]?|"
     # a Django migration's name (0003_tokenproxy, 0002_auto_20160226_1747)
     r"\d{4}_[a-z0-9_]+)$"
 )
