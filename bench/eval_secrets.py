@@ -20,7 +20,9 @@ the normalised rule family / detector name, even first byte = "tune"): the tune 
 at item by item, the held half never was, and both halves are reported.
 
 False positives on real code nobody here wrote: ``secret.*`` findings per MB over the Python
-standard library's own source (test directories excluded); ``infra.*`` and ``pii.*`` reported
+standard library's own source (test directories excluded) and over pinned source distributions
+of application projects (test directories and test modules such as ``tests.py`` excluded; any
+other list of projects: ``bench/eval_app_code.py``); ``infra.*`` and ``pii.*`` reported
 separately
 (the stdlib's author e-mail addresses are real e-mail addresses, not false positives).
 
@@ -41,6 +43,7 @@ import sys
 import sysconfig
 import tarfile
 import time
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -336,15 +339,31 @@ APP_TEXT_SUFFIXES = {
     ".h",
 }
 APP_SKIP_DIRS = TEST_DIRS | {"test_project", "tests_pre", "fixtures"}
+APP_SKIP_FILES = {"tests.py", "conftest.py"}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _find_archive(folder: Path, name: str, version: str) -> Path | None:
+    """The ``name-version.tar.gz`` (or ``.zip``) in ``folder``, the name compared as pip
+    normalises it (``sentry_sdk``, ``sentry-sdk``, ``PyJWT``)."""
+    for p in sorted(folder.glob("*")):
+        stem = p.name.removesuffix(".tar.gz").removesuffix(".zip")
+        base, _, ver = stem.rpartition("-")
+        if stem != p.name and ver == version and _norm(base) == _norm(name):
+            return p
+    return None
 
 
 def app_archive(spec: str, cache: Path) -> Path:
     """The sdist of ``spec`` (``name==version``) in ``cache``, downloaded with pip if missing."""
     name, version = spec.split("==")
     folder = cache / "sdist"
-    for p in folder.glob("*.tar.gz"):
-        if p.name.lower() == f"{name}-{version}.tar.gz":
-            return p
+    found = _find_archive(folder, name, version) if folder.is_dir() else None
+    if found is not None:
+        return found
     folder.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         [
@@ -362,19 +381,32 @@ def app_archive(spec: str, cache: Path) -> Path:
         ],
         check=True,
     )
-    return app_archive(spec, cache)
+    found = _find_archive(folder, name, version)
+    if found is None:
+        raise SystemExit(f"pip downloaded no sdist named like {spec} into {folder}")
+    return found
+
+
+def _keep_member(name: str) -> bool:
+    parts = name.split("/")
+    if APP_SKIP_DIRS & set(parts[:-1]) or parts[-1].startswith("test_"):
+        return False
+    if parts[-1] in APP_SKIP_FILES or parts[-1].endswith("_test.py"):
+        return False  # test modules beside the code (Django apps' tests.py)
+    return Path(parts[-1]).suffix.lower() in APP_TEXT_SUFFIXES
 
 
 def app_texts(archive: Path) -> Iterable[tuple[str, bytes]]:
     """(path, bytes) of the text files of an sdist, test directories excluded."""
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                if not info.is_dir() and _keep_member(info.filename):
+                    yield info.filename, zf.read(info)
+        return
     with tarfile.open(archive) as tar:
         for member in tar:
-            if not member.isfile():
-                continue
-            parts = member.name.split("/")
-            if APP_SKIP_DIRS & set(parts[:-1]) or parts[-1].startswith("test_"):
-                continue
-            if Path(parts[-1]).suffix.lower() not in APP_TEXT_SUFFIXES:
+            if not member.isfile() or not _keep_member(member.name):
                 continue
             fh = tar.extractfile(member)
             if fh is not None:

@@ -13,6 +13,7 @@ inside resource identifiers (ARNs, OCIDs), and the rule's validators.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 import re2
@@ -27,7 +28,7 @@ from domestique.detect.re2opts import (
     iter_spans_in,
     match_spans,
 )
-from domestique.detect.reserved import example_password
+from domestique.detect.reserved import example_password, example_token
 from domestique.detect.ruleset import Rule
 from domestique.detect.validators import (
     VALIDATORS,
@@ -47,27 +48,71 @@ BATCH_GAP = 512
 _PLACEHOLDER_RE = re2.compile(
     r"(?i)(?:example|sample|your[_\- ]?|changeme|change[_\-]me|placeholder|dummy|redacted|"
     r"variable|fake|xxxx|\*\*\*|\.\.\.|…|insert[_\- ]|replace[_\- ]?me|\btodo\b|fixme|"
-    r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|"
+    r"\$\{[A-Za-z_][A-Za-z0-9_.:\-]*(?::-[^}]*)?\}|\{\{\s*[A-Za-z_.][A-Za-z0-9_.|' \-]*\}\}|\$\{\{|"
+    # a URN names a thing (urn:ietf:params:oauth:grant-type:jwt-bearer); value1, value2
+    r"^urn:[a-z0-9][a-z0-9\-]*:|^(?:value|val)\d*$|"
+    # a URL of a host and a path of words and versions (a specification's namespace); a path
+    # with a generated piece (a webhook's) is not this
+    r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/(?:[A-Za-z]+(?:[._\-][A-Za-z]+)*|v?\d+(?:\.\d+)*))*/?$|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
     r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
-    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
+    r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.\-]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
     r"^\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))$|"
     r"^(?:none|null|nil|true|false|yes|no|on|off|enabled|disabled|undefined|password|secret|"
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
-    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login)$|"
+    r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login|text)[!?:]?$|"
+    # a version or a version range (a package's, "minipass": "^2.2.1")
+    r"^[~^<>=!]{0,2}[ \t]*v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]{1,12})?$|"
+    # a log's mask (Rails' [FILTERED])
+    r"^\[(?:filtered|redacted|hidden|masked|removed|omitted|sensitive|secret)\]$|"
     r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$|"
+    r"^some(?:pass|passwd|password|pwd|secret|token|key)$|"
     # positional format fields and separators only: '{}:{}', '{0}@{1}'
     r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
 )
+_FIELD_WORDS_RE = re.compile(
+    r"(?i)^(?:password|passwords|passwd|passphrase|pass|secret|secrets|token|tokens|key|keys)$"
+)
+
+
+_WORD_PART_SPLIT_RE = re.compile(r"[-/]")
+
+
+def _about_the_field(value: str) -> bool:
+    """A sentence of three or more words that names the field: a message about it ("Password
+    must be at least 8 characters", "Enter your password", "Resource owner password-based"),
+    not its value."""
+    words = value.split()
+    if len(words) < 3:
+        return False
+    return any(
+        _FIELD_WORDS_RE.match(part)
+        for w in words
+        for part in _WORD_PART_SPLIT_RE.split(w.strip(".,:;!?'\"()"))
+    )
+
+
+_PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
+_ACROSS_QUOTES_RE = re2.compile(r"^\s*(?:[)\]}][,;.?:)\]}]|%\}|\}\}|%>)")
+_SCRIPT_RE = re2.compile(
+    r"\}=|\}\)|=>|\)\{|^[A-Za-z_$][\w$.]*\?[A-Za-z_$!]|^[a-z][a-z\-]*(?:\([^)]*\))?\{[a-z\-]+(?::|$)|"
+    r"^\*{1,2}[A-Za-z_][\w.]*$"
+)
+_NEXT_PARAM_RE = re2.compile(r"(?:&|%26)[A-Za-z_][A-Za-z0-9_.]*(?:=|%3[Dd])")
 _ENV_NAME_RE = re2.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-_PATH_RE = re2.compile(r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$")
+_PATH_RE = re2.compile(
+    r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$|"
+    # a key or certificate file (/certs/server.key, keys/app.pem)
+    r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+\."
+    r"(?:key|pem|crt|cer|der|p12|pfx|jks|keystore|asc|gpg|pub|json|txt|env)$"
+)
 # Values that are code referring to a secret, not the secret (env lookups, calls, attributes).
 _CODE_REF_RE = re2.compile(
     r"^(?:\$|%[A-Za-z_]|@|os\.|process\.env|env\.|ENV\[|getenv|System\.getenv|config\.|"
     r"settings\.|self\.|this\.|cls\.|args\.|kwargs|request\.|params\.|options\.|opts\.|"
     r"secrets\.|vault:|ssm:|arn:aws:secretsmanager|keyring\.)|"
     # a keyword argument passed on: secrets_dir=_secrets_dir, key=value
-    r"^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z_$]|"
+    r"^[A-Za-z_][A-Za-z0-9_]*=(?:[A-Za-z_$]|\d+$)|"
     r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(.*\)|\[.*\])?$"
 )
 _RANDOM_PART = re2.compile(r"[A-Za-z][0-9][A-Za-z]|[0-9][A-Za-z][0-9]")
@@ -96,9 +141,16 @@ def looks_like_placeholder(value: str) -> bool:
     documentation prints as its example (``tiger``, ``tiger^5HHH``)."""
     # Markup after the value closes its element (``pass+word</span>``): not part of it.
     value = value.split("</", 1)[0] or value
+    # In a query string the value ends at the next parameter (value2&key=value1).
+    value = _NEXT_PARAM_RE.split(value, 1)[0] or value
+    if _about_the_field(value):
+        return True
+    if value != value.strip() and found(_PROSE_WORD_RE, value.strip()):
+        return True  # a word with its space ("on ", "Gunicorn's "): a text's token, no secret
     bare = value.rstrip(":;,.")
     return bool(
         found(_PLACEHOLDER_RE, value)
+        or example_token(bare)
         or found(_ENV_NAME_RE, bare)
         or found(_PATH_RE, bare)
         or spells_field_name(bare)
@@ -133,10 +185,24 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # "if token == current_token:" ends in the statement's colon; "f(pwd=pwd)" in a paren (a
     # closing bracket only when unmatched: Optional[str] keeps its own).
     value = _strip_unmatched_closers(value.rstrip(":;,"))
+    value = value.replace("?.", ".")  # optional chaining: req.headers.authorization?.split
+    if found(_ACROSS_QUOTES_RE, value):
+        return True  # read from a string's closing quote into the code after it: ),s?He.x(
     if found(_VAR_REF_RE, value):
         return True
-    if not quoted and (found(_CALL_RE, value) or "||" in value or "&&" in value):
-        return True  # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey)
+    if _type_expression(value, quoted):
+        return True
+    if not quoted and (
+        found(_CALL_RE, value)
+        or "||" in value
+        or "&&" in value
+        or _expression(value)
+        or found(_SCRIPT_RE, value)
+    ):
+        # a call, or an expression (a ternary's branch: e.metaKey||!e.ctrlKey), minified
+        # script (u}=this.props, i=>s=>{, e.crossOrigin?t.credentials=), a CSS rule
+        # (before{content:), an unpacked argument (*LITERAL_TOKENS)
+        return True
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:
@@ -147,7 +213,107 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     if quoted:
         return False
     has_digit = any(c.isdigit() for c in value)
-    return not has_digit or (value.islower() and "_" in value)
+    if value.islower() and "_" in value:
+        return True
+    # A name has words (newPassword, PyLong_FromSsize_t, DB_PASS); letters in random case
+    # (TtdDyJXzUUbUZZsTWNW) are a generated value, not a variable.
+    return not has_digit and _reads_like_name(value)
+
+
+# A type in an annotation: a class name (OAuth2PasswordRequestForm, OneLogin_Saml2_Auth) or a
+# union of names ("AbstractAccessToken | AbstractRefreshToken", "str | None").
+_CLASS_NAME_RE = re.compile(r"^[A-Z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)*$")
+_NAME_PIECES_RE = re.compile(r"[_0-9]+")
+_CAPITALISED_RE = re.compile(r"^(?:[A-Z]+[a-z]{2,})+[A-Z]*$")
+_UNION_RE = re.compile(r"^[A-Za-z_][\w.\[\]]*(?:[ \t]*\|[ \t]*[A-Za-z_][\w.\[\]]*)+$")
+
+
+def _class_name(value: str) -> bool:
+    """Capitalised words, digits only between them (``OAuth2PasswordRequestForm``; not
+    ``AdminPassword123``, ``ABc123456789dEFghIJK``)."""
+    if not _CLASS_NAME_RE.match(value) or value[-1].isdigit():
+        return False
+    pieces = [p for p in _NAME_PIECES_RE.split(value) if p]
+    return all(_CAPITALISED_RE.match(p) and _reads_like_name(p) for p in pieces)
+
+
+def _type_expression(value: str, quoted: bool) -> bool:
+    """An annotation's type: an unquoted class name of words, or a union of names (quoted in
+    a string annotation or not)."""
+    if _UNION_RE.match(value):
+        return all(
+            _class_name(p) or p.islower() or p == "None"
+            for p in (x.strip().split("[", 1)[0].split(".")[-1] for x in value.split("|"))
+        )
+    return not quoted and _class_name(value)
+
+
+# Where a name's case changes: a lower-case letter then a capital (newPassword), or a run of
+# capitals then a lower-case letter (HTTPResponse).
+_CASE_SWITCH_RE = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]")
+
+
+def _reads_like_name(value: str) -> bool:
+    """True unless the case changes as often as in a random string: 4+ switches, one per five
+    characters or more (``getHTTPResponse``, ``xNewValue`` are names; ``JiQCHwpYeVFEVzmnT``
+    is not)."""
+    switches = len(_CASE_SWITCH_RE.findall(value))
+    return switches < 4 or switches * 5 < len(value)
+
+
+# Unquoted identifiers joined by operators (pwd+salt, a|b): an expression, not a literal.
+_EXPRESSION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:[ \t]*[-+*/%|&^][ \t]*[A-Za-z_][\w.]*)+$")
+_IDENT_RE = re.compile(r"[A-Za-z_][\w.]*")
+_NO_INNER_DIGIT_RE = re.compile(r"^[A-Za-z_.]+\d{0,2}$")
+
+
+def _expression(value: str) -> bool:
+    if not _EXPRESSION_RE.match(value):
+        return False
+    return all(
+        len(p) >= 2 and _reads_like_name(p) and _NO_INNER_DIGIT_RE.match(p)
+        for p in _IDENT_RE.findall(value)
+    )
+
+
+# The name a value is assigned to, the last one before it: PASSKEYS = "passkeys",
+# sip_auth_password=sip_auth_password, _PassArg.context: "context".
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def _last_name(prefix: str) -> tuple[int, str]:
+    """The last name in ``prefix`` before the separators that end it, and where it starts
+    (walked backwards once: linear in the length, whatever the text)."""
+    j = len(prefix)
+    while j > 0 and not (prefix[j - 1].isalnum() or prefix[j - 1] == "_"):
+        j -= 1
+    i = j
+    while i > 0 and prefix[i - 1] in _NAME_CHARS:
+        i -= 1
+    while i < j and not (prefix[i].isalpha() or prefix[i] == "_"):
+        i += 1  # a name starts with a letter or an underscore
+    return i, prefix[i:j]
+
+
+def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
+    """True when ``value`` is the name it is assigned to, or the last dotted part of it: an
+    enumeration's member (``PASSKEYS = "passkeys"``) or a value passed on under its own name
+    (``self.proxy_password = proxy_password``), not a secret. ``exact``: spelled the same, case
+    included (``IRC_PASS=irc_pass`` in an env file may be the password)."""
+    k = whole.rfind(value)
+    if k <= 0:
+        return False
+    start, name = _last_name(whole[:k])
+    if not name:
+        return False
+    if start > 0 and whole[start - 1] in "/:@":
+        return False  # a URL's user (mysql://root:root@host): the pair, not a name and a value
+    candidates = {name, *(name[j + 1 :] for j in range(len(name)) if name[j] == ".")}
+    if exact:
+        return value in candidates
+    v = _NOT_ALNUM.sub("", value.lower())
+    return bool(v) and any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
 
 
 # Resource identifiers name a secret or a key, they never hold one: an AWS ARN (also the tail of
@@ -185,10 +351,13 @@ class CompiledRule:
     compile by the test suite; a pattern that fails raises inside the scan, which reports
     ``engine.detector_error`` (never "nothing found")."""
 
-    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "rule", "validators")
+    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "names_values", "rule", "validators")
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
+        # A rule that takes a literal credential (credential_literal) reads the value as one;
+        # a value that is its own name's (self.proxy_password = proxy_password) is none.
+        self.names_values = "credential_literal" in rule.validators
         self._regex: re2._Regexp | None = None
         self._bounds: re2._Regexp | None = None
         self._allow: tuple[re2._Regexp, ...] | None = None
@@ -461,5 +630,9 @@ def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
     if rule.placeholder_filter and looks_like_placeholder(value):
         return False
     if rule.reference_filter and looks_like_code_reference(value, quoted):
+        return False
+    if rule.reference_filter and names_itself(whole, value):
+        return False
+    if crule.names_values and names_itself(whole, value, exact=True):
         return False
     return all(v(value) for v in crule.validators)

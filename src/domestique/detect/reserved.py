@@ -130,6 +130,8 @@ EXAMPLE_PASSWORDS = frozenset(
         "yourstrongpassword", "yourstrongpassw0rd", "yourstrong(!)password",
         "yourstrong@passw0rd", "mysecretpassword", "examplepassword", "topsecret",
         "changeit", "masterkey",
+        # the OAuth 2.0 RFC's resource owner (johndoe) and client (s6BhdRkqt3) passwords
+        "a3ddj3w", "gx1fbat3bv",
     }
 )  # fmt: skip
 _FOLD_RE = re.compile(r"[\s_\-.]+")
@@ -165,8 +167,36 @@ def example_password(value: str) -> bool:
     return False
 
 
+# Tokens, codes and client secrets that the OAuth RFCs print in their examples (OAuth 1.0: RFC
+# 5849; OAuth 2.0 and bearer tokens: RFC 6749, 6750, 7009, 7636, 7662; OpenID Connect Core):
+# every OAuth library quotes them in its documentation, and they grant nothing anywhere.
+EXAMPLE_TOKENS = frozenset(
+    {
+        "2YotnFZFEjr1zCsicMWpAA", "tGzv3JOkF0XG5Qx2TlKWIA", "SplxlOBeZQQYbYS6WxSbIA",
+        "7Fjfp0ZBr1KtDRbnfVdmIw", "czZCaGRSa3F0MzpnWDFmQmF0M2JW", "mF_9.B5f-4.1JqM",
+        "h480djs93hd8", "45ghiukldjahdnhzdauz", "SlAV32hkKG", "8xLOxBtZp8",
+        "dpf43f3p2l4k3l03", "kd94hf93k423kf44", "hh5s93j4hdidpola", "hdhd0244k9j7ao03",
+        "hfdp7dh39dks9884", "nnch734d00sl2jdk", "pfkkdhi9sl3r4s00", "9djdj82h48djs9d2",
+        "kkk9d7dh3k39sjv7", "j49sk3j29djd", "dh893hdasih9",
+        "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+        "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+    }
+)  # fmt: skip
+
+
+def example_token(value: str) -> bool:
+    """True for a token an OAuth RFC prints as its example (``EXAMPLE_TOKENS``), as written."""
+    return value.strip().strip("\"'`") in EXAMPLE_TOKENS
+
+
 def example_basic_credential(user: str, password: str) -> bool:
     """True for the HTTP basic-auth RFCs' example credential (Aladdin / open sesame) or a
     user with a documentation example password."""
     folded = _FOLD_RE.sub("", password.strip().lower())
+    if user.lower() in _FIELD_USERS and folded in _FIELD_PASSWORDS:
+        return True  # login:pass, user:password: the fields' names, not values
     return (user == "Aladdin" and folded == "opensesame") or example_password(password)
+
+
+_FIELD_USERS = frozenset({"login", "user", "username", "name"})
+_FIELD_PASSWORDS = frozenset({"pass", "password", "passwd", "pwd", "secret"})

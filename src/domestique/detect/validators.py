@@ -219,9 +219,14 @@ def mixed_charset(value: str) -> bool:
 # leading underscores (_pullDefinitions); and prose:
 # lower-case words separated by single spaces (value with quotes and spaces, development key).
 _WORD_IDENTIFIER_RE = re.compile(
-    r"^_*(?:[a-z]+(?:[_\-.][a-z]+)*(?:[_\-.]\d{1,4})?|"
+    r"^_*(?:[a-z]+(?:[_\-.:][a-z]+(?:[A-Z][a-z]+)*)*(?:[_\-.]\d{1,4})?|"
     r"[a-z]*(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3}(?:_(?:[A-Z]+[a-z]{2,})+[A-Z]{0,3})*|"
-    r"[a-z]+(?: [a-z]+)+)$"
+    # words separated by spaces, of any case, snake_case ones too, with a slash or a dash
+    # between them ("template data / text", "Twitter OAuth", "id_token token")
+    r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*"
+    r"(?: (?:[/&\-] )?[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*)+[.!?]?|"
+    # a Django migration's name (0003_tokenproxy, 0002_auto_20160226_1747)
+    r"\d{4}_[a-z0-9_]+)$"
 )
 
 
@@ -288,6 +293,26 @@ _HEXSPEAK_RE = re.compile(r"deadbeef|cafebabe|feedface|baadf00d|8badf00d|deadc0d
 _COUNTING_RUNS = ("0123456789" * 3, "1234567890" * 3, "abcdefghijklmnopqrstuvwxyz" * 2)
 
 
+_COUNT_PIECE_RE = re.compile(r"[a-z]{4,}|[0-9]{4,}")
+
+
+def _counting_pieces(folded: str) -> bool:
+    """The alphabet, 20 letters or more of it, and counted digits (``ABCDEFGHIJKLMNOPQRSTUVWXYZ
+    1234567890``): nothing else. Shorter runs with hex letters (``1234567890abcdef``) are
+    kept: such a value is reported where it stands."""
+    pieces = _COUNT_PIECE_RE.findall(folded)
+    return (
+        len(pieces) >= 2
+        and "".join(pieces) == folded
+        and all(p in _ALPHABET or p in _DIGIT_RUNS for p in pieces)
+        and any(len(p) >= 20 and p in _ALPHABET for p in pieces)
+    )
+
+
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+_DIGIT_RUNS = "01234567890123456789"
+
+
 def placeholder_phrase(value: str) -> bool:
     """True for ``a secret``, ``my%20password``, ``[password]``, ``123 456``, ``abcdefgh…``:
     words or counting written in a value's place (``[password]``: syntax notation's optional
@@ -299,7 +324,29 @@ def placeholder_phrase(value: str) -> bool:
     if bracketed != text and _NOT_ALNUM_RE.sub("", bracketed) in _FIELD_WORDS:
         return True
     folded = _NOT_ALNUM_RE.sub("", text)
-    return len(folded) >= 6 and any(run.startswith(folded) for run in _COUNTING_RUNS)
+    if len(folded) >= 6 and (
+        any(run.startswith(folded) for run in _COUNTING_RUNS) or _counting_pieces(folded)
+    ):
+        return True
+    # Three or more lower-case words that name the field, ending in its word or with a word
+    # that stands in for a value: a description, not a value ("really secret password",
+    # "a-token-string", "demo_refresh_token_12345"). Two words ("irc_pass", "fancy password")
+    # or a phrase ("a secret sauce") may well be the password.
+    if _WORD_PHRASE_RE.match(value.strip()):
+        words = [w for w in _PHRASE_SPLIT_RE.split(value.strip()) if not w.isdigit()]
+        if len(words) < 3 or not any(w in _PHRASE_FIELD_WORDS for w in words):
+            return False
+        return words[-1] in _PHRASE_FIELD_WORDS or any(w in _PHRASE_STAND_IN for w in words)
+    return False
+
+
+_WORD_PHRASE_RE = re.compile(r"^[a-z]+(?:[ _\-](?:[a-z]+|\d+))+$")
+_PHRASE_SPLIT_RE = re.compile(r"[ _\-]")
+_PHRASE_STAND_IN = frozenset({"demo", "test", "string", "value", "dummy", "here", "goes"})
+_PHRASE_FIELD_WORDS = frozenset(
+    {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "key", "apikey",
+     "credential", "credentials"}
+)  # fmt: skip
 
 
 def not_hexspeak(value: str) -> bool:
@@ -336,7 +383,7 @@ _CODE_RE = re.compile(
 
 def not_code(value: str) -> bool:
     """False for a dotted name, a call or a subscript: code that refers to the value."""
-    return not _CODE_RE.match(value.strip())
+    return not _CODE_RE.match(value.strip().rstrip(",;"))
 
 
 def aws_secret_shape(value: str) -> bool:
@@ -395,6 +442,32 @@ def not_dated_name(value: str) -> bool:
     return not _DATED_NAME_RE.match(value.strip("\"'`"))
 
 
+# A PEM private key block, read between its BEGIN and END lines: header lines (Proc-Type:,
+# DEK-Info:), line-break escapes, quotes and string joins are dropped; what is left must be
+# base64, 32 characters at least (what the rule asks of a body without an END line). A body
+# with an ellipsis or prose in it (``MIIEpQ…uyf. -----END``, ``...``) or none is documentation
+# of the format, not a key.
+_PEM_BLOCK_RE = re.compile(r"-----BEGIN [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----(.*?)-----END", re.S)
+_PEM_ESCAPE_RE = re.compile(r"\\+[nrt]")
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+
+
+def pem_key_body(value: str) -> bool:
+    """False for a PEM private key block whose body is not a key's (an ellipsis, prose, too
+    short); a block without its END line is judged by the rule's other shapes."""
+    m = _PEM_BLOCK_RE.search(value)
+    if m is None:
+        return True
+    body = _PEM_ESCAPE_RE.sub("\n", m.group(1))
+    kept = []
+    for raw in body.splitlines():
+        line = raw.strip(" \t\"',+;")
+        if line and ":" not in line:
+            kept.append(line.replace(" ", ""))
+    b64 = "".join(kept)
+    return len(b64) >= 32 and all(c in _B64_CHARS for c in b64)
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "github_crc32": github_crc32,
     "luhn": luhn,
@@ -418,6 +491,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "not_example_iban": not_example_iban,
     "personal_email": personal_email,
     "not_dated_name": not_dated_name,
+    "pem_key_body": pem_key_body,
 }
 
 
