@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from _helpers.hooks import DOMESTIQUE, run_hook, shell_payload
+from _helpers.hooks import CLIENT, DOMESTIQUE, run_hook, shell_payload
 from domestique.audit import AuditStore
 from domestique.hooks.doctor import reply_stops
 
@@ -167,3 +167,17 @@ def test_probe_decisions_are_marked_and_not_reported(hook_env: dict[str, str], r
         [DOMESTIQUE, "report", "--json"], env=env, cwd=repo, capture_output=True, check=True
     )
     assert json.loads(done.stdout)["by_component"]["hook"] == 1
+
+
+def test_a_moved_client_file_is_named(hook_env: dict[str, str], repo: Path) -> None:
+    """The installed command's client file is gone (a new Python version in the environment
+    moved site-packages): the probe fails and doctor names the file and the fix."""
+    env = _env(hook_env)
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    path = Path(hook_env["HOME"]) / ".claude" / "settings.json"
+    moved = str(repo / "lib" / "python3.99" / "site-packages" / "domestique/hooks/client.py")
+    path.write_text(path.read_text().replace(CLIENT, moved))
+    problems = _problems(env, repo, "claude-code")
+    assert problems, "a hook that cannot start was reported as answering"
+    assert f"cause: the hook's file {moved} is missing" in " ".join(problems), problems
+    assert "run `domestique install HOST` again" in " ".join(problems)

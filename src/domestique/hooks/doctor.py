@@ -208,6 +208,11 @@ def root_causes(command: str, project: Path | None) -> list[str]:
             f"the hook command {words[0] if words else command!r} cannot start: not found or "
             "not executable; run `domestique install HOST` again"
         )
+    elif missing := [w for w in words[1:] if w.endswith(".py") and not os.path.isfile(w)]:
+        causes.append(
+            f"the hook's file {missing[0]} is missing (Domestique removed, or a new Python "
+            "version in its environment moved it); run `domestique install HOST` again"
+        )
     elif (python := _interpreter(exe, words)) is not None:
         try:
             done = subprocess.run(
@@ -261,7 +266,7 @@ def _interpreter(exe: str, words: list[str]) -> str | None:
 
 def daemon_causes(home: Path) -> list[str]:
     """Why the hook daemon cannot start (the hook then decides in-process, more slowly)."""
-    from domestique.hooks.entry import socket_path
+    from domestique.hooks.wire import socket_path
 
     path = socket_path(str(home))
     if len(os.fsencode(path)) >= 108:  # sun_path holds 107 bytes and a NUL on Linux
