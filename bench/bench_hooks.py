@@ -18,10 +18,14 @@ write them). `--no-bytecode` deletes the package's `__pycache__` folders before 
 install without compiled byte code, where each call compiles the modules it imports). The
 installed client itself is a script, compiled from source on every call either way.
 
-Ancestry: the measuring process detaches first (double fork, new session), so the hooks it runs
-see `sh` → this script → init as their ancestry, like an agent's (`claude` → `sh`), not the
-calling terminal's, whose command lines on a build machine may hold token-like text that makes
-every record's masking load the detection engine.
+Ancestry: every hook records who called it (the process ancestry, command lines masked). On a
+build machine the ancestors' command lines (the sandbox's process manager, its init) hold
+token-like text, so masking them loads the detection engine into every in-process decision and
+costs every daemon decision a scan: a user's agent (`claude` → `sh` → hook) has none of that.
+So the measuring process runs as PID 1 of a new PID namespace (`unshare --pid --fork
+--mount-proc`, as root) and the hooks see `sh` → this script as their whole ancestry; without
+`unshare` it detaches (double fork, new session: init stays an ancestor). `--attached` keeps the
+caller's ancestry.
 
     .venv/bin/python bench/bench_hooks.py [--rounds 40] [--deny] [--no-bytecode] [--json OUT]
 
@@ -244,7 +248,13 @@ def main() -> int:
     parser.add_argument("--json", help="write every row's times here")
     parser.add_argument("--attached", action="store_true", help="do not detach (see docstring)")
     args = parser.parse_args()
-    return measure(args) if args.attached else detached(args)
+    if args.attached:
+        return measure(args)
+    unshare = shutil.which("unshare")
+    if unshare and os.geteuid() == 0:
+        argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, *sys.argv]
+        return subprocess.run([*argv, "--attached"], check=False).returncode
+    return detached(args)
 
 
 if __name__ == "__main__":
