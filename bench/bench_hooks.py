@@ -14,8 +14,8 @@ row alike; each call's answer is checked (allow: silence and exit 0; --deny: a d
   stopped before the next call (each cold call is the first hook of a session).
 
 Byte code: by default the package's `.pyc` files exist (a normal install; the warm-up calls
-write them). `--no-bytecode` deletes the package's `__pycache__` folders before every call (an
-install without compiled byte code, where each call compiles the modules it imports). The
+write them). `--no-bytecode` deletes the package's `.pyc` files before every call (an install
+without compiled byte code where none can be written, so each call compiles what it imports). The
 installed client itself is a script, compiled from source on every call either way.
 
 Ancestry: every hook records who called it (the process ancestry, command lines masked). On a
@@ -68,8 +68,11 @@ def payload(command: str, cwd: str) -> dict[str, object]:
 
 
 def drop_bytecode() -> None:
+    """Delete the package's .pyc files; the __pycache__ folders stay, so the package's folders
+    keep their modification times (the daemon restarts when one changes: a new file there)."""
     for cache in PACKAGE.rglob("__pycache__"):
-        shutil.rmtree(cache, ignore_errors=True)
+        for pyc in cache.iterdir():
+            pyc.unlink(missing_ok=True)
 
 
 def wait_for(path: Path, timeout: float = 60) -> bool:

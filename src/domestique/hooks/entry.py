@@ -111,7 +111,10 @@ def start_daemon(idle: str | None = None) -> None:
         # out of the hook's session, so the host's signals to it are not the daemon's.
         script = os.path.abspath(client.__file__)
         argv = [sys.executable, "-I", "-S", script, "--daemon", *([idle] if idle else [])]
-        os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        try:
+            os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: the daemon calls setsid()
+            os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions)
     except BaseException:  # noqa: BLE001, S110 - the hook's own answer does not depend on it
         pass
 

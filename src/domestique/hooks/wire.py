@@ -163,6 +163,11 @@ def main(argv: list[str]) -> int:
     """``HOST`` (payload on stdin), or ``--daemon [IDLE]`` (the daemon, as the hook starts it)."""
     if argv[:1] == ["--daemon"]:
         os.chdir("/")
+        if os.getsid(0) != os.getpid():
+            try:  # noqa: SIM105 - out of the hook's session, where the spawn could not do it
+                os.setsid()
+            except OSError:
+                pass  # a process group leader (started by hand from a shell)
         load_package()
         from domestique.hooks.daemon import main as serve
 
