@@ -1,8 +1,9 @@
 """``domestique hook HOST``: answer an agent host's hook on stdin, in the host's own protocol.
 
 This module is the process entry point, so it is built to fail closed before anything else can
-go wrong: at import time it needs only ``os`` and ``sys`` (already loaded by the interpreter) and
-the host names (:data:`domestique.hooks.hosts.HOSTS`, a module that imports nothing), and every
+go wrong: at import time it needs only ``os`` and ``sys`` (already loaded by the interpreter), the
+wire protocol (:mod:`domestique.hooks.wire`, stdlib only) and the host names
+(:data:`domestique.hooks.hosts.HOSTS`, a module that imports nothing), and every
 other import happens later inside a ``try`` whose failure is a deny in the host's protocol (exit 2
 wherever the host treats exit 2 as a block). A reply is rendered by the host's module
 (:mod:`domestique.hooks.hosts`), stdlib only; when even that cannot load, by a generic deny here.
@@ -49,7 +50,7 @@ __all__ = [
     "start_daemon",
 ]
 
-TYPE_CHECKING = False  # not typing's: this module imports only os and sys (and the host names)
+TYPE_CHECKING = False  # not typing's: this module imports only os, sys, wire and the host names
 if TYPE_CHECKING:
     from domestique.hooks.protocol import Reply
 
