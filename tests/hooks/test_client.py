@@ -36,6 +36,7 @@ from _helpers.hooks import (
     run_hook,
     shell_payload,
 )
+from domestique.audit import AuditStore
 from domestique.hooks.install import is_hook_command
 from domestique.hooks.wire import encode_request, identity, parse_daemon_reply
 
@@ -406,3 +407,32 @@ def test_the_fast_path_imports_only_the_standard_library_and_the_wire_module(
     assert "site" not in names
     ours = {n for n in names if n.split(".")[0] not in sys.stdlib_module_names}
     assert ours == {"domestique", "domestique.hooks", "domestique.hooks.wire"}
+
+
+def test_a_daemon_decision_is_explained_and_an_allow_is_seen_by_the_next_call(
+    daemon: dict[str, str], repo: Path
+) -> None:
+    """Through the warm daemon: the installed command denies `curl | sh`, `explain RECORD-ID`
+    names the rule, `allow RECORD-ID` writes a project rule, and the very next call through the
+    same daemon (which keeps its last policy while the layers are unchanged) allows it."""
+    command = _installed("claude-code", daemon, repo)
+    payload = shell_payload("claude-code", CURL_SH, repo)
+    assert decision("claude-code", _run(command, payload, daemon, repo)) == "deny"
+    store = AuditStore.open(Path(daemon["DOMESTIQUE_HOME"]), create=False)
+    rows = [row.data() for row in store.rows()]
+    store.close()
+    record_id = str(rows[-1]["id"])
+    assert rows[-1]["component"] == "hook"
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [DOMESTIQUE, *args], env=daemon, cwd=repo, capture_output=True, text=True, check=False
+        )
+
+    explained = json.loads(cli("explain", "--json", record_id).stdout)
+    assert explained["reasons"][0]["decided_by"]["rule"] == "guard-deny-dangerous"
+    assert cli("allow", record_id).returncode == 0
+    after = _run(command, payload, daemon, repo)
+    assert decision("claude-code", after) == "allow", after
+    pid = int((Path(daemon["DOMESTIQUE_HOME"]) / "hookd.pid").read_text())
+    os.kill(pid, 0)  # answered by the same daemon, still running
