@@ -436,3 +436,22 @@ def test_a_daemon_decision_is_explained_and_an_allow_is_seen_by_the_next_call(
     assert decision("claude-code", after) == "allow", after
     pid = int((Path(daemon["DOMESTIQUE_HOME"]) / "hookd.pid").read_text())
     os.kill(pid, 0)  # answered by the same daemon, still running
+
+
+def test_site_runs_only_when_the_package_decides_and_the_installations_pth_files_once(
+    daemon: dict[str, str], repo: Path, tmp_path: Path
+) -> None:
+    """An installation outside the environment's site folders (a user-site install): its own
+    `.pth` files are run when the package has to decide, once per call, and never on the
+    fast path through the daemon (no `site` at all there)."""
+    command = _copy_package(tmp_path)
+    marker = tmp_path / "pth-ran"
+    line = f"import pathlib; pathlib.Path({str(marker)!r}).open('a').write('x')\n"
+    (tmp_path / "other-site" / "dq-test.pth").write_text(line)
+    payload = shell_payload("claude-code", CURL_SH, repo)
+    r = _run(f"{command} claude-code", payload, dict(daemon, DOMESTIQUE_HOOKD="off"), repo)
+    assert decision("claude-code", r) == "deny", r
+    assert marker.read_text() == "x"
+    mine = _installed("claude-code", daemon, repo)
+    assert decision("claude-code", _run(mine, payload, daemon, repo)) == "deny"
+    assert marker.read_text() == "x"  # the fast path ran no site, no .pth file

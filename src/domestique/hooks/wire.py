@@ -112,10 +112,12 @@ def load_package() -> None:
     if "site" not in sys.modules:
         import site
 
+        while root in sys.path:  # put there by client.py; site decides whether it is a site dir
+            sys.path.remove(root)
         site.main()
         if root not in sys.path:
-            site.addsitedir(root)  # a user-site install: its .pth files too
-    if root in sys.path:
+            site.addsitedir(root)  # not one of site's (a user-site install): its .pth files too
+    while root in sys.path:
         sys.path.remove(root)
     sys.path.insert(0, root)
     import domestique
