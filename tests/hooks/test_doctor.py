@@ -181,3 +181,32 @@ def test_a_moved_client_file_is_named(hook_env: dict[str, str], repo: Path) -> N
     assert problems, "a hook that cannot start was reported as answering"
     assert f"cause: the hook's file {moved} is missing" in " ".join(problems), problems
     assert "run `domestique install HOST` again" in " ".join(problems)
+
+
+def test_an_earlier_versions_entry_is_named_with_the_fix(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """User settings still running the console script an earlier version wrote: it answers
+    (nothing is unsafe), and doctor says that `domestique install` again makes it faster; after
+    the re-install the note is gone."""
+    env = _env(hook_env)
+    path = Path(hook_env["HOME"]) / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    old = {"type": "command", "command": f"{DOMESTIQUE} hook claude-code", "timeout": 10}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [old]}]}}))
+
+    def report() -> tuple[bool, str]:
+        _, reports = _doctor(env, repo)
+        (found,) = [r for r in reports if r["host"] == "claude-code"]
+        problems = found["problems"]
+        assert isinstance(problems, list)
+        return found["answering"] is True, " ".join(str(p) for p in problems)
+
+    answering, notes = report()
+    assert answering
+    assert "earlier version's command" in notes
+    assert "run `domestique install claude-code` again" in notes
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    answering, notes = report()
+    assert answering
+    assert "earlier version" not in notes

@@ -136,6 +136,21 @@ def _safe_path(command: str) -> bool:
     return any(f in ("-P", "-I") or (f.startswith("-") and "P" in f[1:]) for f in flags)
 
 
+def _earlier_console_entry(command: str) -> bool:
+    """True for a user entry an earlier version wrote: ``/abs/path/domestique hook HOST`` (a
+    project entry, ``domestique hook HOST`` from ``PATH``, is still what install writes)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return (
+        len(words) >= 2
+        and os.path.isabs(words[0])
+        and os.path.basename(words[0]) == "domestique"
+        and words[1] == "hook"
+    )
+
+
 def probe(host: str, command: str, project: Path | None = None) -> list[str]:
     """Problems found running ``command`` as the host would (empty: answering correctly).
 
@@ -529,6 +544,12 @@ def examine(host: str, home: Path, project: Path | None) -> HostReport:
             report.problems.append(
                 "hook runs Python without -P: a `domestique/` folder in the project would be "
                 f"imported instead of Domestique; run `domestique install {host}` again"
+            )
+        if _earlier_console_entry(command):
+            report.problems.append(
+                "hook runs an earlier version's command (`…/domestique hook`), which starts "
+                f"the whole CLI on every call: run `domestique install {host}` again for the "
+                "faster daemon client"
             )
         answering += probe(host, command, project)
     report.problems += answering
