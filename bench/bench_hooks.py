@@ -89,6 +89,20 @@ def wait_for(path: Path, timeout: float = 60) -> bool:
     return True
 
 
+def gone(pid: int) -> bool:
+    """The process has exited: reaped here when it is our child (as PID 1 of the namespace,
+    the daemon a hook started is reparented to us), else no longer in /proc or a zombie."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == pid
+    except ChildProcessError:
+        pass
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
 def stop_daemon(state: Path) -> None:
     """Stop the daemon a cold call started (once it listens) and wait until it is gone."""
     pid_file = state / "hookd.pid"
@@ -100,6 +114,10 @@ def stop_daemon(state: Path) -> None:
     pid = int(pid_file.read_text())
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 10
+    while not gone(pid):  # its files go first; its exit (a large heap freed) must not overlap
+        if time.monotonic() > deadline:
+            raise SystemExit(f"daemon {pid} did not exit")
+        time.sleep(0.01)
     while (state / "hookd.sock").exists() or pid_file.exists():
         if time.monotonic() > deadline:
             try:
