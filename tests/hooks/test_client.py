@@ -154,6 +154,9 @@ def test_a_cold_call_decides_and_starts_a_detached_daemon(
         assert os.readlink(f"/proc/{pid}/cwd") == "/"
         os.kill(pid, signal.SIGSTOP)  # answered by the daemon: a stopped one makes it wait
         t0 = time.monotonic()
+        # nostart from here: a second daemon started now could take over once this one is
+        # stopped at the end, and outlive the test.
+        env = dict(env, DOMESTIQUE_HOOKD="nostart")
         waited = _run(
             command,
             shell_payload("claude-code", "git status", repo),
