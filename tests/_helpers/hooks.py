@@ -18,9 +18,13 @@ from typing import Any
 import pytest
 
 from _helpers import github_token
+from domestique.hooks import client as _client
 from domestique.hooks.hosts import HOSTS as _REGISTERED
 
 DOMESTIQUE = str(Path(sys.executable).with_name("domestique"))
+# What `domestique install` writes before the host name: this venv's python and the client file.
+CLIENT = os.path.abspath(_client.__file__)
+INSTALLED = f"{sys.executable} -I -S {CLIENT}"
 # Every registered host: a host module added to the registry is run through every test over
 # HOSTS (its payloads below must exist, or those tests fail).
 HOSTS = _REGISTERED

@@ -134,12 +134,27 @@ def test_first_hook_starts_the_daemon(hook_env: dict[str, str], repo: Path) -> N
 def test_request_roundtrip() -> None:
     """A request carries pid, host, cwd, environment and payload intact."""
     env = b"A=1\0B=x=y"
-    data = b"DQH1 42 6 4 %d\n" % len(env) + b"cursor" + b"/tmp" + env + b'{"k":1}'
-    assert parse_request(data) == (42, "cursor", "/tmp", {"A": "1", "B": "x=y"}, b'{"k":1}')
+    data = b"DQH2 42 6 4 %d 3\n" % len(env) + b"cursor" + b"/tmp" + env + b"/pk" + b'{"k":1}'
+    assert parse_request(data) == (
+        42,
+        "cursor",
+        "/tmp",
+        {"A": "1", "B": "x=y"},
+        b"/pk",
+        b'{"k":1}',
+    )
 
 
 @pytest.mark.parametrize(
-    "data", [b"", b"DQH1 1 2 3\n", b"DQH1 1 99 0 0\nab", b"DQH2 1 0 0 0\n", b"DQH1 a 0 0 0\n"]
+    "data",
+    [
+        b"",
+        b"DQH2 1 2 3\n",
+        b"DQH2 1 99 0 0 0\nab",
+        b"DQH1 1 0 0 0\n",
+        b"DQH2 a 0 0 0 0\n",
+        b"DQH2 1 0 0 0 -1\n",
+    ],
 )
 def test_bad_requests_are_rejected(data: bytes) -> None:
     """Headers that are short, mislabelled or longer than the body raise BadRequest."""

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from _helpers.hooks import DOMESTIQUE, run_hook, shell_payload
+from _helpers.hooks import CLIENT, DOMESTIQUE, run_hook, shell_payload
 from domestique.audit import AuditStore
 from domestique.hooks.doctor import reply_stops
 
@@ -225,3 +225,46 @@ def test_copilot_prompt_deny_is_shown_as_not_enforced(hook_env: dict[str, str], 
     )
     assert data["enforced"] is False
     assert data["host_limit"].startswith("Copilot does not act")
+
+
+def test_a_moved_client_file_is_named(hook_env: dict[str, str], repo: Path) -> None:
+    """The installed command's client file is gone (a new Python version in the environment
+    moved site-packages): the probe fails and doctor names the file and the fix."""
+    env = _env(hook_env)
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    path = Path(hook_env["HOME"]) / ".claude" / "settings.json"
+    moved = str(repo / "lib" / "python3.99" / "site-packages" / "domestique/hooks/client.py")
+    path.write_text(path.read_text().replace(CLIENT, moved))
+    problems = _problems(env, repo, "claude-code")
+    assert problems, "a hook that cannot start was reported as answering"
+    assert f"cause: the hook's file {moved} is missing" in " ".join(problems), problems
+    assert "run `domestique install HOST` again" in " ".join(problems)
+
+
+def test_an_earlier_versions_entry_is_named_with_the_fix(
+    hook_env: dict[str, str], repo: Path
+) -> None:
+    """User settings still running the console script an earlier version wrote: it answers
+    (nothing is unsafe), and doctor says that `domestique install` again makes it faster; after
+    the re-install the note is gone."""
+    env = _env(hook_env)
+    path = Path(hook_env["HOME"]) / ".claude" / "settings.json"
+    path.parent.mkdir(parents=True)
+    old = {"type": "command", "command": f"{DOMESTIQUE} hook claude-code", "timeout": 10}
+    path.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [old]}]}}))
+
+    def report() -> tuple[bool, str]:
+        _, reports = _doctor(env, repo)
+        (found,) = [r for r in reports if r["host"] == "claude-code"]
+        problems = found["problems"]
+        assert isinstance(problems, list)
+        return found["answering"] is True, " ".join(str(p) for p in problems)
+
+    answering, notes = report()
+    assert answering
+    assert "earlier version's command" in notes
+    assert "run `domestique install claude-code` again" in notes
+    subprocess.run([DOMESTIQUE, "install", "claude-code"], env=env, cwd=repo, check=True)
+    answering, notes = report()
+    assert answering
+    assert "earlier version" not in notes

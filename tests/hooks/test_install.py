@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from _helpers.hooks import DOMESTIQUE, HOSTS
+from _helpers.hooks import CLIENT, DOMESTIQUE, HOSTS, INSTALLED
 from domestique.hooks.install import is_hook_command
 
 JSON_HOSTS = [h for h in HOSTS if h != "cline"]
@@ -124,7 +124,7 @@ def test_claude_code_entries_fail_closed_with_a_timeout(
     handler = pre["hooks"][0]
     assert handler["onFailure"] == "block"
     assert handler["timeout"] == 10
-    assert handler["command"] == f"{DOMESTIQUE} hook claude-code"
+    assert handler["command"] == f"{INSTALLED} claude-code"
     assert doc["hooks"]["UserPromptSubmit"][0]["hooks"][0]["onFailure"] == "block"
 
 
@@ -145,7 +145,7 @@ def test_dry_run_prints_the_diff_and_writes_nothing(hook_env: dict[str, str], re
     r = _run(hook_env, repo, "install", "gemini", "--dry-run")
     assert r.returncode == 0
     assert r.stdout.startswith("--- /dev/null")
-    assert f'"command": "{DOMESTIQUE} hook gemini || exit 2",' in r.stdout
+    assert f'"command": "{INSTALLED} gemini || exit 2",' in r.stdout
     assert not (Path(hook_env["HOME"]) / USER_FILES["gemini"]).exists()
 
 
@@ -228,7 +228,7 @@ def test_cline_hooks_are_executables_and_foreign_ones_are_kept(
     assert _run(hook_env, repo, "install", "cline").returncode == 0
     script = hooks / "PreToolUse"
     assert os.access(script, os.X_OK)
-    assert script.read_text().endswith(f"\nexec {DOMESTIQUE} hook cline\n")
+    assert script.read_text().endswith(f"\nexec {INSTALLED} cline\n")
     assert _run(hook_env, repo, "install", "cline").stdout.count("already installed") == 2
     assert _run(hook_env, repo, "uninstall", "cline").returncode == 0
     assert not script.exists()
@@ -252,32 +252,37 @@ def test_python_without_domestique_is_refused(
     assert r.returncode == 2
     assert f"--python {stub}: this Python cannot import Domestique" in r.stderr
     assert not (Path(hook_env["HOME"]) / USER_FILES["claude-code"]).exists()
-    # The Python that has it is accepted, and the entry is its `domestique` command.
+    # The Python that has it is accepted, and the entry is its client.
     assert (
         _run(hook_env, repo, "install", "claude-code", "--python", sys.executable).returncode == 0
     )
     path = Path(hook_env["HOME"]) / USER_FILES["claude-code"]
-    assert set(_entries(json.loads(path.read_text()))) == {f"{DOMESTIQUE} hook claude-code"}
+    assert set(_entries(json.loads(path.read_text()))) == {f"{INSTALLED} claude-code"}
 
 
 @pytest.mark.parametrize("host", ["claude-code", "codex", "gemini", "windsurf", "copilot"])
+@pytest.mark.parametrize("missing", ["python", "client"])
 def test_installed_command_is_readable_and_blocks_when_it_cannot_start(
-    host: str, hook_env: dict[str, str], repo: Path
+    host: str, missing: str, hook_env: dict[str, str], repo: Path
 ) -> None:
-    """The entry is ``<domestique> hook HOST``; where the host would run the tool when the
-    command is missing, a short fallback blocks (exit 2; Copilot: a JSON deny)."""
+    """The entry is ``<python> -I -S <client.py> HOST``; where the host would run the tool when
+    the command cannot start (the environment removed, or a new Python version in it moved the
+    client file), a short fallback blocks (exit 2; Copilot: a JSON deny)."""
     assert _run(hook_env, repo, "install", host).returncode == 0
     path = Path(hook_env["HOME"]) / USER_FILES[host]
     (command,) = set(_entries(json.loads(path.read_text())))
-    assert command.startswith(f"{DOMESTIQUE} hook {host}")
-    assert len(command) < 200
-    gone = command.replace(DOMESTIQUE, str(repo / "moved" / "domestique"))
+    assert command.startswith(f"{INSTALLED} {host}")
+    assert len(command) < 300
+    if missing == "python":
+        gone = command.replace(sys.executable, str(repo / "moved" / "python"))
+    else:
+        gone = command.replace(CLIENT, str(repo / "moved" / "client.py"))
     done = subprocess.run(
         ["sh", "-c", gone], input=b"{}", capture_output=True, env=hook_env, check=False
     )
     if host == "claude-code":  # blocked by the host itself: onFailure "block"
-        assert command == f"{DOMESTIQUE} hook {host}"
-        assert done.returncode == 127
+        assert command == f"{INSTALLED} {host}"
+        assert done.returncode == (127 if missing == "python" else 2)
     elif host == "copilot":
         assert json.loads(done.stdout)["permissionDecision"] == "deny"
         assert done.returncode == 0

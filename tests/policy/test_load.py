@@ -3,6 +3,7 @@ cache never outlives a fix or a forgery), layering (system, user, project) and t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -99,6 +100,7 @@ def test_cache_and_fresh_load_agree(policy_dir: Path) -> None:
     """A cached load yields the same policy (same sha256, same decisions) as a fresh one."""
     fresh = load(policy_dir)
     load_policy(home=policy_dir / "home", system_file=None)
+    load_module._MEMO.clear()  # as a new process would: read from the file cache
     cached = load_policy(home=policy_dir / "home", system_file=None)
     assert list((policy_dir / "home" / "cache").iterdir())
     assert cached.ref == fresh.ref
@@ -106,6 +108,26 @@ def test_cache_and_fresh_load_agree(policy_dir: Path) -> None:
     for code in CODES:
         for ctx in (GUARD, PROXY):
             assert cached.action_for(code, ctx) is fresh.action_for(code, ctx)
+
+
+def test_a_long_lived_process_reuses_the_policy_until_a_layer_changes(policy_dir: Path) -> None:
+    """In one process (the hook daemon) an unchanged set of layers gives the same policy object,
+    and an edit is seen on the next load even when it keeps the file's size and is made within
+    the same clock tick (the key is the files' content, not their timestamps)."""
+    home = policy_dir / "home"
+    user = home / "policy.toml"
+    rule = 'version = 1\n[[rules]]\nid = "e"\ncodes = ["pii.email"]\naction = "{}"\n'
+    user.write_text(rule.format("allow"))
+    first = load_policy(home=home, system_file=None)
+    assert load_policy(home=home, system_file=None) is first
+    stat = user.stat()
+    user.write_text(rule.format("block"))  # "allow" and "block": same length
+    os.utime(user, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert user.stat().st_size == stat.st_size
+    edited = load_policy(home=home, system_file=None)
+    assert edited is not first
+    assert edited.action_for("pii.email", PROXY) is Action.BLOCK
+    assert first.action_for("pii.email", PROXY) is Action.ALLOW
 
 
 def test_damaged_or_forged_cache_is_ignored(policy_dir: Path) -> None:
@@ -117,10 +139,12 @@ def test_damaged_or_forged_cache_is_ignored(policy_dir: Path) -> None:
     forged = body.replace(b'"action": "deny"', b'"action": "allow"')
     assert forged != body
     cache.write_bytes(mac + b"\n" + forged)
+    load_module._MEMO.clear()  # as a new process would: read the file cache
     again = load_policy(home=home, system_file=None)
     assert again.ref == first.ref
     assert again.action_for("cmd.pipe_to_shell", GUARD) is Action.DENY
     cache.write_text('{"format": 2, "key": "x"')
+    load_module._MEMO.clear()
     assert load_policy(home=home, system_file=None).ref == first.ref
 
 

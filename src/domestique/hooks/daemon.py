@@ -15,9 +15,13 @@ Safety:
 - the hook never depends on the daemon: absent, wedged (client timeout) or garbled ⇒ the hook
   decides in-process.
 
-Wire format (request): ``DQH1 <pid> <len host> <len cwd> <len env>\\n`` then host, cwd, the
-environment (``NUL``-separated ``K=V``) and the hook payload up to EOF. Reply:
-``DQR1 <exit> <len stdout> <len stderr>\\n`` then stdout and stderr.
+Wire format (request, :func:`domestique.hooks.wire.encode_request`):
+``DQH2 <pid> <len host> <len cwd> <len env> <len identity>\\n`` then host, cwd, the environment
+(``NUL``-separated ``K=V``), the client's installation (:func:`domestique.hooks.wire.identity`)
+and the hook payload up to EOF. Reply: ``DQR1 <exit> <len stdout> <len stderr>\\n`` then stdout
+and stderr. A client of another installation gets ``DQN1\\n`` and one of another protocol version
+no answer at all: either decides in-process, with its own code, rather than take this daemon's
+word.
 """
 
 from __future__ import annotations
@@ -30,9 +34,12 @@ import struct
 import sys
 from pathlib import Path
 
+import domestique
 from domestique.hooks.decide import Judge
-from domestique.hooks.entry import fail_closed_reply, socket_path
+from domestique.hooks.entry import fail_closed_reply
+from domestique.hooks.hosts import HOSTS
 from domestique.hooks.protocol import Reply
+from domestique.hooks.wire import identity, socket_path
 from domestique.keys import domestique_home, ensure_private_dir
 
 IDLE_TIMEOUT_S = 30 * 60
@@ -44,27 +51,29 @@ class BadRequest(ValueError):
     """A request that does not follow the wire format."""
 
 
-def parse_request(data: bytes) -> tuple[int, str, str, dict[str, str], bytes]:
-    """(pid, host, cwd, env, payload) from one request; raises BadRequest."""
+def parse_request(data: bytes) -> tuple[int, str, str, dict[str, str], bytes, bytes]:
+    """(pid, host, cwd, env, identity, payload) from one request; raises BadRequest."""
     head, sep, rest = data.partition(b"\n")
     parts = head.split(b" ")
-    if not sep or len(parts) != 5 or parts[0] != b"DQH1":
+    if not sep or len(parts) != 6 or parts[0] != b"DQH2":
         raise BadRequest("bad header")
     try:
-        pid, n_host, n_cwd, n_env = (int(p) for p in parts[1:])
+        pid, n_host, n_cwd, n_env, n_id = (int(p) for p in parts[1:])
     except ValueError as exc:
         raise BadRequest("bad header numbers") from exc
-    if min(pid, n_host, n_cwd, n_env) < 0 or n_host + n_cwd + n_env > len(rest):
+    if min(pid, n_host, n_cwd, n_env, n_id) < 0 or n_host + n_cwd + n_env + n_id > len(rest):
         raise BadRequest("bad lengths")
     host = rest[:n_host].decode("utf-8", "replace")
     cwd = rest[n_host : n_host + n_cwd].decode("utf-8", "surrogateescape")
-    env_blob = rest[n_host + n_cwd : n_host + n_cwd + n_env]
+    at = n_host + n_cwd
+    env_blob = rest[at : at + n_env]
     env: dict[str, str] = {}
     for item in env_blob.split(b"\0") if env_blob else ():
         key, eq, value = item.partition(b"=")
         if eq:
             env[key.decode("utf-8", "surrogateescape")] = value.decode("utf-8", "surrogateescape")
-    return pid, host, cwd, env, rest[n_host + n_cwd + n_env :]
+    ident = rest[at + n_env : at + n_env + n_id]
+    return pid, host, cwd, env, ident, rest[at + n_env + n_id :]
 
 
 def encode_reply(reply: Reply) -> bytes:
@@ -101,8 +110,6 @@ def _exit_on_signal(signum: int, _frame: object) -> None:
 
 def code_files() -> tuple[str, ...]:
     """Every module and rule file of the package, and its folders (a new file shows there)."""
-    import domestique
-
     root = Path(domestique.__file__).parent
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -139,6 +146,7 @@ class HookDaemon:
         self.idle_timeout = idle_timeout
         self.judge = Judge(home)
         self.judge.eager_scanner = True  # known values are each caller's, not the daemon's
+        self.identity = identity(str(Path(domestique.__file__).parent))
 
     def warm(self) -> None:
         """Import and build what decisions need, so the first hook is as fast as the rest."""
@@ -154,14 +162,22 @@ class HookDaemon:
         creds = peer_credentials(conn)
         if creds is not None and creds[1] != os.getuid():
             return  # another user: no answer at all
-        data = b""
         host = ""
         try:
             data = _recv_all(conn)
-            pid, host, cwd, env, payload = parse_request(data)
+            if not data.startswith(b"DQH2 "):
+                return  # another version's client: no answer, it decides in-process
+            pid, host, cwd, env, ident, payload = parse_request(data)
+            if ident != self.identity:
+                conn.sendall(b"DQN1\n")  # another installation: it decides in-process
+                return
             if creds is not None:
                 pid = creds[0]  # the kernel's word, not the client's
-            reply = self.judge.decide(host, payload, pid=pid, env=env, cwd=cwd or None)
+            if host in HOSTS:
+                reply = self.judge.decide(host, payload, pid=pid, env=env, cwd=cwd or None)
+            else:
+                detail = f"no adapter for host {host!r}"
+                reply = fail_closed_reply(host, payload, "hook.unknown_host", detail)
         except Exception as exc:  # noqa: BLE001 - a request we cannot serve is a deny
             reply = fail_closed_reply(host, b"", "engine.internal_error", type(exc).__name__)
         conn.sendall(encode_reply(reply))
@@ -189,13 +205,14 @@ class HookDaemon:
             server.bind(path)
         finally:
             os.umask(old)
-        os.chmod(path, 0o600)
-        server.listen(64)
-        (self.home / "hookd.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
-        server.settimeout(self.idle_timeout)
-        files = code_files()
-        stamp = code_stamp(files)
         try:
+            # Inside the try: a SIGTERM from here on removes the socket and the pid file.
+            os.chmod(path, 0o600)
+            server.listen(64)
+            files = code_files()
+            stamp = code_stamp(files)
+            server.settimeout(self.idle_timeout)
+            (self.home / "hookd.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
             while True:
                 try:
                     conn, _ = server.accept()

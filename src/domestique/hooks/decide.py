@@ -172,14 +172,18 @@ class Judge:
         # guard must get the caller's scanner (known values), not build one from the daemon's.
         self.eager_scanner = False
         self._caller: tuple[Mapping[str, str] | None, str | None] = (None, None)
+        self._scanner: Scanner | None = None  # the current call's, once asked for
 
     def scanner(self) -> Scanner:
         """The detection engine for the current caller: its environment's secret values and the
-        ``.env`` files of its working directory are known values (cached by detect)."""
-        from domestique.detect import default_scanner
+        ``.env`` files of its working directory are known values (cached by detect; asked for
+        once per call, as the judging, the masking and the record all use it)."""
+        if self._scanner is None:
+            from domestique.detect import default_scanner
 
-        env, cwd = self._caller
-        return default_scanner(self.home, env=env, cwd=Path(cwd) if cwd else None)
+            env, cwd = self._caller
+            self._scanner = default_scanner(self.home, env=env, cwd=Path(cwd) if cwd else None)
+        return self._scanner
 
     def known_values(self) -> list[str]:
         """The caller's secret-looking environment values and ``.env`` values, raw, in memory
@@ -207,7 +211,7 @@ class Judge:
         cwd: str | None,
     ) -> Reply:
         """The host reply for one hook call; every failure is a recorded deny."""
-        self._caller = (env, cwd)
+        self._caller, self._scanner = (env, cwd), None
         call = _Call(host, pid, env, obj={"host": host})
         if env is not None and is_probe(env, self.home):
             # `domestique doctor`'s own probe: recorded like any call, left out of reports.

@@ -138,6 +138,21 @@ def _safe_path(command: str) -> bool:
     return any(f in ("-P", "-I") or (f.startswith("-") and "P" in f[1:]) for f in flags)
 
 
+def _earlier_console_entry(command: str) -> bool:
+    """True for a user entry an earlier version wrote: ``/abs/path/domestique hook HOST`` (a
+    project entry, ``domestique hook HOST`` from ``PATH``, is still what install writes)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return (
+        len(words) >= 2
+        and os.path.isabs(words[0])
+        and os.path.basename(words[0]) == "domestique"
+        and words[1] == "hook"
+    )
+
+
 def probe(host: str, command: str, project: Path | None = None) -> list[str]:
     """Problems found running ``command`` as the host would (empty: answering correctly).
 
@@ -210,6 +225,11 @@ def root_causes(command: str, project: Path | None) -> list[str]:
             f"the hook command {words[0] if words else command!r} cannot start: not found or "
             "not executable; run `domestique install HOST` again"
         )
+    elif missing := [w for w in words[1:] if w.endswith(".py") and not os.path.isfile(w)]:
+        causes.append(
+            f"the hook's file {missing[0]} is missing (Domestique removed, or a new Python "
+            "version in its environment moved it); run `domestique install HOST` again"
+        )
     elif (python := _interpreter(exe, words)) is not None:
         try:
             done = subprocess.run(
@@ -263,7 +283,7 @@ def _interpreter(exe: str, words: list[str]) -> str | None:
 
 def daemon_causes(home: Path) -> list[str]:
     """Why the hook daemon cannot start (the hook then decides in-process, more slowly)."""
-    from domestique.hooks.entry import socket_path
+    from domestique.hooks.wire import socket_path
 
     path = socket_path(str(home))
     if len(os.fsencode(path)) >= 108:  # sun_path holds 107 bytes and a NUL on Linux
@@ -527,6 +547,12 @@ def examine(host: str, home: Path, project: Path | None) -> HostReport:
             report.problems.append(
                 "hook runs Python without -P: a `domestique/` folder in the project would be "
                 f"imported instead of Domestique; run `domestique install {host}` again"
+            )
+        if _earlier_console_entry(command):
+            report.problems.append(
+                "hook runs an earlier version's command (`…/domestique hook`), which starts "
+                f"the whole CLI on every call: run `domestique install {host}` again for the "
+                "faster daemon client"
             )
         answering += probe(host, command, project)
     report.problems += answering

@@ -1,20 +1,23 @@
 """``domestique hook HOST``: answer an agent host's hook on stdin, in the host's own protocol.
 
 This module is the process entry point, so it is built to fail closed before anything else can
-go wrong: at import time it needs only ``os`` and ``sys`` (already loaded by the interpreter) and
-the host names (:data:`domestique.hooks.hosts.HOSTS`, a module that imports nothing), and every
+go wrong: at import time it needs only ``os`` and ``sys`` (already loaded by the interpreter), the
+wire protocol (:mod:`domestique.hooks.wire`, stdlib only) and the host names
+(:data:`domestique.hooks.hosts.HOSTS`, a module that imports nothing), and every
 other import happens later inside a ``try`` whose failure is a deny in the host's protocol (exit 2
 wherever the host treats exit 2 as a block). A reply is rendered by the host's module
 (:mod:`domestique.hooks.hosts`), stdlib only; when even that cannot load, by a generic deny here.
 
 The fast path hands the raw stdin bytes to the per-user decision daemon
-(:mod:`domestique.hooks.daemon`) over a Unix socket and copies its answer out; the process then
-imports nothing but ``_socket``. When the daemon is absent, wedged past a short timeout or answers
-garbage, the hook decides in-process (:mod:`domestique.hooks.decide`), which is slower but equally
-correct, and starts the daemon for next time.
+(:mod:`domestique.hooks.daemon`) over a Unix socket and copies its answer out
+(:func:`domestique.hooks.wire.ask_daemon`); the process then imports nothing but ``_socket``.
+When the daemon is absent, wedged past a short timeout or answers garbage, the hook decides
+in-process (:mod:`domestique.hooks.decide`), which is slower but equally correct, and once the
+answer is written starts the daemon for next time.
 
-Run as ``python -P -c <shim> HOST`` (what ``domestique install`` writes; ``-P`` keeps the
-project folder off ``sys.path``) or through ``domestique hook HOST``.
+What ``domestique install`` writes is the faster ``python -I -S …/hooks/client.py HOST``
+(:mod:`domestique.hooks.client`), which comes here only when the daemon cannot answer; this
+module serves ``domestique hook HOST`` (project settings, where no machine's path may be written).
 """
 
 from __future__ import annotations
@@ -22,12 +25,32 @@ from __future__ import annotations
 import os
 import sys
 
+from domestique.hooks import client
 from domestique.hooks.hosts import HOSTS
+from domestique.hooks.wire import (
+    DAEMON_TIMEOUT_S,
+    MAX_INPUT_BYTES,
+    ask_daemon,
+    generic_deny,
+    parse_daemon_reply,
+    socket_path,
+)
 
-MAX_INPUT_BYTES = 16 * 1024 * 1024  # more than any real hook payload; more is malformed
-DAEMON_TIMEOUT_S = 2.0  # a wedged daemon costs at most this before the in-process decision
+__all__ = [
+    "DAEMON_TIMEOUT_S",
+    "MAX_INPUT_BYTES",
+    "answer",
+    "ask_daemon",
+    "decide",
+    "fail_closed_reply",
+    "main",
+    "parse_daemon_reply",
+    "run",
+    "socket_path",
+    "start_daemon",
+]
 
-TYPE_CHECKING = False  # not typing's: this module imports only os and sys (and the host names)
+TYPE_CHECKING = False  # not typing's: this module imports only os, sys, wire and the host names
 if TYPE_CHECKING:
     from domestique.hooks.protocol import Reply
 
@@ -43,9 +66,7 @@ def fail_closed_reply(host: str, raw: bytes, code: str, detail: str) -> Reply:
 
         return render_fail_closed(host, raw, code, detail)
     except BaseException:  # noqa: BLE001 - the last resort must not raise either
-        message = f"Domestique denied this ({code}): {detail}; failing closed."
-        body = b'{"decision":"deny","permissionDecision":"deny"}\n'  # the reason on stderr
-        return body, message.encode("utf-8", "replace") + b"\n", 2
+        return generic_deny(code, detail)
 
 
 def _read_stdin() -> bytes:
@@ -67,122 +88,76 @@ def _write(reply: Reply) -> int:
     return code
 
 
-def socket_path(home: str | None = None) -> str:
-    """The daemon's socket: ``$DOMESTIQUE_HOME/hookd.sock`` (same default as domestique.keys)."""
-    base = home or os.environ.get("DOMESTIQUE_HOME")
-    if not base:
-        if sys.platform == "darwin":
-            base = os.path.expanduser("~/Library/Application Support/domestique")
-        else:
-            state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-            base = os.path.join(state, "domestique")
-    return os.path.join(os.path.expanduser(base), "hookd.sock")
-
-
-def _env_blob() -> bytes:
-    return b"\0".join(k + b"=" + v for k, v in os.environb.items())
-
-
-def _daemon_timeout() -> float:
-    """``DOMESTIQUE_HOOKD_TIMEOUT_MS`` (1–60000), else :data:`DAEMON_TIMEOUT_S`."""
-    value = os.environ.get("DOMESTIQUE_HOOKD_TIMEOUT_MS", "")
-    if value.isdigit() and 0 < int(value) <= 60_000:
-        return int(value) / 1000
-    return DAEMON_TIMEOUT_S
-
-
-def ask_daemon(host: str, raw: bytes, *, timeout: float | None = None) -> Reply | None:
-    """The daemon's answer, or None when it is absent, not ours, wedged or garbled."""
-    import _socket
-
-    if timeout is None:
-        timeout = _daemon_timeout()
-
-    path = socket_path()
+def start_daemon(idle: str | None = None) -> None:
+    """Start the per-user daemon in the background, detached; failures are ignored (the caller
+    has its answer already). ``posix_spawn`` rather than ``subprocess`` (one import fewer on the
+    hook's path) and no inherited descriptor: a daemon holding the host's pipe open would keep
+    the host waiting for the hook to finish."""
     try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if st.st_uid != os.getuid():
-        return None  # somebody else's socket: never trust its answer
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        env = _env_blob()
-        cwd = os.getcwd().encode("utf-8", "surrogateescape")
-        head = b"DQH1 %d %d %d %d\n" % (os.getpid(), len(host), len(cwd), len(env))
-        sock.sendall(head + host.encode() + cwd + env + raw)
-        sock.shutdown(_socket.SHUT_WR)
-        chunks = []
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        sock.close()
-    return parse_daemon_reply(b"".join(chunks))
-
-
-def parse_daemon_reply(data: bytes) -> Reply | None:
-    """``DQR1 <exit> <stdout length> <stderr length>\\n<stdout><stderr>``; None if malformed."""
-    head, sep, rest = data.partition(b"\n")
-    parts = head.split(b" ")
-    if not sep or len(parts) != 4 or parts[0] != b"DQR1":
-        return None
-    try:
-        code, n_out, n_err = int(parts[1]), int(parts[2]), int(parts[3])
-    except ValueError:
-        return None
-    if n_out < 0 or n_err < 0 or len(rest) != n_out + n_err or code not in (0, 2):
-        return None
-    return rest[:n_out], rest[n_out:], code
-
-
-def _start_daemon() -> None:
-    """Start the per-user daemon in the background; failures are ignored (we decided already)."""
-    try:
-        import subprocess
-
-        subprocess.Popen(  # our own interpreter and module, no shell
-            # -P and cwd="/": the hook's folder is the project, which the agent controls; a
-            # ``domestique/`` package there must not become the daemon every hook trusts.
-            [sys.executable, "-P", "-m", "domestique.hooks.daemon"],
-            cwd="/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        fds = os.listdir("/proc/self/fd") if os.path.isdir("/proc/self/fd") else range(3, 256)
+        for fd in fds:
+            if int(fd) > 2:
+                try:  # noqa: SIM105 - contextlib is one import more on the hook's path
+                    os.set_inheritable(int(fd), False)
+                except OSError:
+                    pass
+        null = os.devnull
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
+        ]
+        # -I -S and the client file: the daemon runs this installation whatever the caller's
+        # PYTHONPATH or working directory (the project, which the agent controls); setsid:
+        # out of the hook's session, so the host's signals to it are not the daemon's.
+        script = os.path.abspath(client.__file__)
+        argv = [sys.executable, "-I", "-S", script, "--daemon", *([idle] if idle else [])]
+        try:
+            os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+        except NotImplementedError:  # no POSIX_SPAWN_SETSID here: the daemon calls setsid()
+            os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions)
     except BaseException:  # noqa: BLE001, S110 - the hook's own answer does not depend on it
         pass
 
 
-def decide(host: str, raw: bytes) -> Reply:
-    """Decide one hook call: daemon first, else in-process; any failure is a deny."""
+def decide(host: str, raw: bytes, *, daemon_tried: bool = False) -> tuple[Reply, bool]:
+    """Decide one hook call: daemon first (unless the caller asked it already), else
+    in-process; any failure is a deny. Also says whether a daemon should be started."""
     if host not in HOSTS:
-        return fail_closed_reply(host, raw, "hook.unknown_host", f"no adapter for host {host!r}")
+        reply = fail_closed_reply(host, raw, "hook.unknown_host", f"no adapter for host {host!r}")
+        return reply, False
     if not raw.strip() or len(raw) > MAX_INPUT_BYTES:
-        return fail_closed_reply(host, raw, "hook.malformed_input", "empty or oversized input")
+        reply = fail_closed_reply(host, raw, "hook.malformed_input", "empty or oversized input")
+        return reply, False
     mode = os.environ.get("DOMESTIQUE_HOOKD", "on")
-    if mode != "off":
-        reply = ask_daemon(host, raw)
-        if reply is not None:
-            return reply
+    if mode != "off" and not daemon_tried:
+        answered = ask_daemon(host, raw)
+        if answered is not None:
+            return answered, False
     try:
         from domestique.hooks.decide import decide_in_process
     except BaseException as exc:  # noqa: BLE001 - any import failure must deny
-        return fail_closed_reply(
-            host, raw, "hook.import_failed", f"{type(exc).__name__} while loading Domestique"
-        )
+        detail = f"{type(exc).__name__} while loading Domestique"
+        return fail_closed_reply(host, raw, "hook.import_failed", detail), False
     reply = decide_in_process(host, raw, pid=os.getpid(), env=dict(os.environ), cwd=os.getcwd())
-    if mode == "on":
-        _start_daemon()
-    return reply
+    return reply, mode == "on"
+
+
+def answer(host: str, raw: bytes, *, daemon_tried: bool = False) -> int:
+    """Decide, write the answer, and only then start a daemon (the host is waiting for the
+    answer, not for the daemon); the exit code."""
+    if host in ("-h", "--help"):
+        sys.stdout.write(f"usage: domestique hook {{{','.join(HOSTS)}}} < hook.json\n")
+        return 0
+    start = False
+    try:
+        reply, start = decide(host, raw, daemon_tried=daemon_tried)
+    except BaseException as exc:  # noqa: BLE001 - the boundary: everything denies
+        reply = fail_closed_reply(host, raw, "engine.internal_error", type(exc).__name__)
+    code = _write(reply)
+    if start:
+        start_daemon()
+    return code
 
 
 def run(argv: list[str]) -> int:
@@ -190,14 +165,11 @@ def run(argv: list[str]) -> int:
     host = argv[0] if argv else ""
     raw = b""
     try:
-        if host in ("-h", "--help"):
-            sys.stdout.write(f"usage: domestique hook {{{','.join(HOSTS)}}} < hook.json\n")
-            return 0
-        raw = _read_stdin()
-        reply = decide(host, raw)
+        if host not in ("-h", "--help"):
+            raw = _read_stdin()
     except BaseException as exc:  # noqa: BLE001 - the boundary: everything denies
-        reply = fail_closed_reply(host, raw, "engine.internal_error", type(exc).__name__)
-    return _write(reply)
+        return _write(fail_closed_reply(host, raw, "engine.internal_error", type(exc).__name__))
+    return answer(host, raw)
 
 
 def main() -> None:

@@ -7,13 +7,15 @@ entries), copies the file to ``$DOMESTIQUE_HOME/backups/`` before changing it, a
 set (Claude Code ``onFailure: "block"``, Cursor ``failClosed: true``), and every entry has a
 timeout. A file that does not parse is never overwritten.
 
-The hook command is ``/abs/path/domestique hook HOST``: the ``domestique`` command of the
-environment that has Domestique installed (the one on ``PATH`` when it is the same file, e.g.
-pipx's or uv's link, which survives upgrades). A console script puts its own folder, not the
-project, first on ``sys.path``. Where a host does not block by itself when a hook command cannot
-start, the entry ends with a short fallback that blocks (``Settings.missing_fallback``; the per-host
-behaviour is in docs/agents.md). ``--python PATH`` must import Domestique and have the
-command, or the install is refused. Uninstall removes exactly Domestique's entries (the older
+The hook command is ``'<python>' -I -S '<…>/domestique/hooks/client.py' HOST``
+(:func:`hook_command`): the interpreter of the environment that has Domestique installed and the
+stdlib-only daemon client of that installation, both by absolute path; ``-I`` keeps the project
+folder and ``PYTHON*`` variables out. In project settings it is ``domestique hook HOST`` from
+``PATH``. Where a host does not block by itself when a hook command cannot start, the entry ends
+with a short fallback that blocks (``Settings.missing_fallback``; the per-host behaviour is in
+docs/agents.md). ``--python PATH`` must import Domestique, or the install is refused. A re-run
+of ``install`` replaces the entries of any earlier version (console script, inline ``python
+-c``) with the current command. Uninstall removes exactly Domestique's entries (the older
 inline ``python -c`` entries too); when the file is byte for byte what the install wrote, the
 backup is restored byte for byte, else only Domestique's entries are taken out (a comment or a
 reformatting made since is kept). A settings file that is a symlink stays one: the file it points
@@ -32,7 +34,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,8 +58,13 @@ class InstallError(ValueError):
     """The settings file cannot be changed safely (unparsable, not ours, …)."""
 
 
-# An entry is Domestique's when it runs ``… domestique hook HOST`` (or is an older inline entry).
-_HOOK_RE = re.compile(r"domestique'?\s+hook\s+(" + "|".join(map(re.escape, HOSTS)) + r")\b")
+# An entry is Domestique's when it runs ``… domestique/hooks/client.py HOST`` (what install
+# writes), ``… domestique hook HOST`` (project settings; user settings of earlier versions) or is
+# an older inline entry.
+_HOST_NAMES = "|".join(map(re.escape, HOSTS))
+_HOOK_RE = re.compile(
+    rf"(?:domestique'?\s+hook|domestique[/\\]hooks[/\\]client\.py'?)\s+({_HOST_NAMES})\b"
+)
 
 
 def is_hook_command(text: str) -> bool:
@@ -66,64 +72,52 @@ def is_hook_command(text: str) -> bool:
     return MARK in text or HOOK_NAME_MARK in text or _HOOK_RE.search(text) is not None
 
 
-def _scripts_dirs(python: str | None) -> list[str]:
-    """Folders where the ``domestique`` command of ``python``'s environment can be.
-
-    Raises :class:`InstallError` when ``python`` cannot import Domestique.
-    """
+def hook_client(python: str | None = None) -> tuple[str, str]:
+    """(interpreter, client file) of the hook: ``python`` (default: the running one, as
+    invoked, so a virtualenv stays one) and the absolute path of its
+    :mod:`domestique.hooks.client`. Raises :class:`InstallError` when ``python`` cannot import
+    Domestique."""
     if python is None:
-        dirs = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-        user = f"{os.name}_user"
-        if user in sysconfig.get_scheme_names():
-            dirs.append(sysconfig.get_path("scripts", user))
-        return dirs
-    probe = (
-        "import domestique, os, sys, sysconfig; "
-        "u = os.name + '_user'; "
-        "print(sysconfig.get_path('scripts')); print(os.path.dirname(sys.executable)); "
-        "print(sysconfig.get_path('scripts', u) if u in sysconfig.get_scheme_names() else '')"
-    )
+        from domestique.hooks import client
+
+        return sys.executable, os.path.abspath(client.__file__)
+    probe = "import domestique.hooks.client as c, os; print(os.path.abspath(c.__file__))"
     try:
         done = subprocess.run(
             [python, "-I", "-c", probe], capture_output=True, text=True, timeout=30, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InstallError(f"--python {python}: cannot run it ({type(exc).__name__})") from None
-    if done.returncode != 0:
+    found = done.stdout.strip()
+    if done.returncode != 0 or not os.path.isabs(found):
         raise InstallError(
             f"--python {python}: this Python cannot import Domestique; install Domestique in it "
             "(pip install domestique) or leave out --python"
         )
-    return [line for line in done.stdout.splitlines() if line]
-
-
-def console_script(python: str | None = None) -> str:
-    """The absolute path of the ``domestique`` command of ``python``'s environment (default: the
-    running one); the same command on ``PATH`` is preferred (a stable link). Raises
-    :class:`InstallError` when there is none."""
-    for folder in _scripts_dirs(python):
-        script = Path(folder) / ("domestique.exe" if os.name == "nt" else "domestique")
-        if script.is_file() and os.access(script, os.X_OK):
-            on_path = shutil.which("domestique")
-            if on_path and os.path.realpath(on_path) == os.path.realpath(script):
-                return os.path.abspath(on_path)
-            return str(script.absolute())
-    who = python or sys.executable
-    raise InstallError(
-        f"no `domestique` command in the environment of {who}: reinstall Domestique there "
-        "(pipx install domestique, uv tool install domestique or pip install domestique)"
-    )
+    interpreter = python if os.path.isabs(python) else shutil.which(python) or python
+    return os.path.abspath(interpreter), found
 
 
 def hook_command(host: str, python: str | None = None, *, portable: bool = False) -> str:
-    """The shell command a host runs for the hook: ``'<domestique>' hook HOST``, with the
-    host's fallback that blocks when the command cannot start.
+    """The shell command a host runs for the hook, with the host's fallback that blocks when
+    the command cannot start.
 
-    ``portable`` (project settings, committed to the repository): the bare ``domestique`` found
-    on each developer's ``PATH``, no machine's absolute path; without it the call is blocked.
+    By default ``'<python>' -I -S '<…>/domestique/hooks/client.py' HOST``: the stdlib-only
+    client of the hook daemon (:mod:`domestique.hooks.client`), which starts faster than a bare
+    ``python -c pass`` and loads the package only when the daemon cannot answer. Both paths are
+    absolute and stay valid across upgrades of Domestique in the same environment; a new
+    Python version in it moves the file, and the entry then blocks every call until
+    ``domestique install`` is run again (``domestique doctor`` says so).
+
+    ``portable`` (project settings, committed to the repository): ``domestique hook HOST``, the
+    command found on each developer's ``PATH``, no machine's absolute path; without it the call
+    is blocked.
     """
-    script = "domestique" if portable and python is None else console_script(python)
-    command = f"{shlex.quote(script)} hook {host}"
+    if portable and python is None:
+        command = f"domestique hook {host}"
+    else:
+        interpreter, client = hook_client(python)
+        command = f"{shlex.quote(interpreter)} -I -S {shlex.quote(client)} {host}"
     # Where the host does not block by itself when the command cannot start (Domestique
     # uninstalled, moved), the entry ends with what blocks there (exit 2, or Copilot's JSON deny).
     fallback = get(host).settings.missing_fallback

@@ -552,6 +552,13 @@ def build_policy(layers: Sequence[LayerFile]) -> EffectivePolicy:
     return policy
 
 
+# In a long-lived process (the hook daemon, the proxy) the policy last loaded for each set of
+# layers, under the same content key as the file cache: a request whose layers did not change
+# skips reading, checking and rebuilding the cached policy (a quarter of a hook decision).
+_MEMO: dict[str, tuple[str, EffectivePolicy]] = {}
+_MEMO_SIZE = 64
+
+
 def load_policy(
     *,
     home: Path | None = None,
@@ -578,11 +585,16 @@ def load_policy(
             return build_policy(layers)
         name, key = _cache_key(layers, home)
         cache_path = home / "cache" / f"policy-{name}.json"
-        cached = _read_cache(cache_path, key, mac_key)
-        if cached is not None:
-            return cached
-        policy = build_policy(layers)
-        _write_cache(cache_path, policy, key, mac_key)
+        memo = _MEMO.get(str(cache_path))
+        if memo is not None and memo[0] == key:
+            return memo[1]  # the same layers, byte for byte: what the file cache would give
+        policy = _read_cache(cache_path, key, mac_key)
+        if policy is None:
+            policy = build_policy(layers)
+            _write_cache(cache_path, policy, key, mac_key)
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[str(cache_path)] = (key, policy)
         return policy
     except Exception as exc:  # noqa: BLE001 - loading must never raise: it fails closed
         where = str(policy_file) if policy_file is not None else str(BUILTIN_DIR)
