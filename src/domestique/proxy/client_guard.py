@@ -92,22 +92,13 @@ class GuardedH11Protocol(H11Protocol):
             return
         self._phase_bytes += len(data)
         super().data_received(data)
-        self._hold_heads()
         self._follow_phase()
 
     def on_response_complete(self) -> None:
         if self.conn.our_state is h11.DONE and self._head_too_large(b""):
             return  # a pipelined head already buffered
         super().on_response_complete()
-        self._hold_heads()
         self._follow_phase()
-
-    def _hold_heads(self) -> None:
-        """Give a request cycle uvicorn just made the transport that joins head and body."""
-        cycle: Any = self.cycle
-        if cycle is not None and not isinstance(cycle.transport, HeadWithBody):
-            # Its task has not run yet: it was created in this very call.
-            cycle.transport = HeadWithBody(cycle.transport, cycle, self.loop)
 
     def _head_too_large(self, data: bytes) -> bool:
         buffered = self.conn.trailing_data[0]
@@ -173,55 +164,3 @@ class GuardedH11Protocol(H11Protocol):
         if (body or began) and not answered:
             self.transport.write(_TIMED_OUT)
         self.transport.close()  # an idle connection is just closed
-
-
-class HeadWithBody:
-    """A request cycle's transport that sends the response head with the first body write.
-
-    uvicorn writes the status line and headers, then each body part, each with its own
-    ``send`` system call: a whole answer cost two sends where one does. The head is held
-    until the next write joins it, and never longer than the end of the event loop's current
-    pass (``call_soon``): a streamed answer whose first event is slow still shows its head at
-    once. Everything else goes straight to the real transport; ``close`` sends what is held
-    first, ``abort`` drops it. A ``100 Continue`` (written before the response starts) is
-    never held.
-    """
-
-    __slots__ = ("_cycle", "_head_seen", "_held", "_loop", "_transport")
-
-    def __init__(self, transport: Any, cycle: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self._transport = transport
-        self._cycle = cycle
-        self._loop = loop
-        self._held: bytes | None = None
-        self._head_seen = False
-
-    def write(self, data: bytes) -> None:
-        if self._held is not None:
-            held, self._held = self._held, None
-            self._transport.write(held + data)
-        elif not self._head_seen and self._cycle.response_started:
-            self._head_seen = True  # the first write of a started response: its head
-            self._held = bytes(data)
-            self._loop.call_soon(self._flush)
-        else:
-            self._transport.write(data)
-
-    def _flush(self) -> None:
-        held, self._held = self._held, None
-        if held is not None and not self._transport.is_closing():
-            self._transport.write(held)
-
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
-
-    def abort(self) -> None:
-        self._held = None
-        self._transport.abort()
-
-    def get_write_buffer_size(self) -> int:
-        return int(self._transport.get_write_buffer_size()) + len(self._held or b"")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
