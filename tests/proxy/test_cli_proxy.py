@@ -48,7 +48,7 @@ def test_proxy_command_redacts_and_forwards(private_home: Path, workers: str) ->
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ},
+            env={**os.environ, "DOMESTIQUE_PROXY_WORKERS": workers},
         )
         try:
             deadline = time.monotonic() + 20

@@ -46,7 +46,14 @@ def firewall(
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``domestique proxy`` as a real process for every provider at ``upstream``."""
     port = free_port()
-    env = {**os.environ, "DOMESTIQUE_HOME": str(home), **(extra_env or {})}
+    # One worker unless told: these tests count one process's descriptors and memory, and
+    # limit its resources (every worker runs the same guarded protocol).
+    env = {
+        **os.environ,
+        "DOMESTIQUE_HOME": str(home),
+        "DOMESTIQUE_PROXY_WORKERS": "1",
+        **(extra_env or {}),
+    }
     args = [f"--upstream={n}={upstream}" for n in ("anthropic", "openai", "gemini")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "domestique", "proxy", "--port", str(port), "--quiet", *args],

@@ -25,6 +25,7 @@ the hook process appends once per command.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import hmac
 import json
@@ -290,7 +291,7 @@ class AuditStore:
             return []
         rendered = [(r, to_canonical_json(r)) for r in records]
         self._checkpoint_key()  # an unreadable install key fails before anything is written
-        with self._lock:
+        with self._lock, self._writers_queue():
             conn = self._conn
             try:
                 conn.execute("BEGIN IMMEDIATE")
@@ -328,8 +329,49 @@ class AuditStore:
                 if isinstance(exc, (sqlite3.Error, OSError)):
                     raise _store_error("write", self.path, exc) from None
                 raise
-            self._advance_checkpoint(seq, prev, prior_seq=prior_seq)
+            self._advance_checkpoint(seq, prev, prior_seq=prior_seq, locked=True)
         return seqs
+
+    @contextlib.contextmanager
+    def _writers_queue(self) -> Iterator[None]:
+        """Hold the head file's exclusive lock for a whole append (transaction and checkpoint).
+
+        Writers in other processes (the firewall's workers, hooks) then queue on the lock and
+        go on as soon as it is free. Without it they meet at ``BEGIN IMMEDIATE``, whose busy
+        handler sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries: a worker's whole batch of
+        requests waited out those sleeps whenever another worker was committing. The lock is
+        tried without blocking, with pauses of 50 µs doubling to 1 ms, for at most the busy
+        timeout; past it the append fails (the decision blocks), it never waits forever. A
+        process that dies holding it releases it. SQLite stays the authority on order: the lock
+        only queues writers; the transaction still reads the head itself.
+        """
+        import fcntl
+        import time
+
+        try:
+            if self._head_fd is None:
+                self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise _store_error("write", self.path, exc) from None
+        fd = self._head_fd
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 5e-5
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    busy = OSError(errno.EAGAIN, "audit writers' lock still held")
+                    raise _store_error("write", self.path, busy) from None
+                time.sleep(pause)
+                pause = min(pause * 2, 1e-3)
+            except OSError as exc:
+                raise _store_error("write", self.path, exc) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     # -- the head checkpoint ---------------------------------------------------------------------
     def _checkpoint_key(self) -> bytes:
@@ -337,7 +379,9 @@ class AuditStore:
             self._ckpt_key = checkpoint_key(self.home)
         return self._ckpt_key
 
-    def _advance_checkpoint(self, seq: int, head_hash: str, *, prior_seq: int = 0) -> None:
+    def _advance_checkpoint(
+        self, seq: int, head_hash: str, *, prior_seq: int = 0, locked: bool = False
+    ) -> None:
         """Write (seq, hash) to ``audit.head.json`` unless a later head is already there.
 
         The file is one fixed-size record rewritten in place under an exclusive ``flock``
@@ -355,7 +399,8 @@ class AuditStore:
         if self._head_fd is None:
             self._head_fd = os.open(self.head_path, os.O_RDWR | os.O_CREAT, 0o600)
         fd = self._head_fd
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not locked:  # ``locked``: the caller holds it already (:meth:`_writers_queue`)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             try:
                 current = parse_checkpoint(os.pread(fd, CHECKPOINT_SIZE, 0))
@@ -368,7 +413,8 @@ class AuditStore:
             body = Checkpoint(seq, head_hash, checkpoint_mac(key, seq, head_hash))
             os.pwrite(fd, encode_checkpoint(body), 0)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if not locked:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     def checkpoint(self) -> Checkpoint | None:
         return read_checkpoint(self.head_path)

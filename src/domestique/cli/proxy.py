@@ -4,8 +4,9 @@
                      [--quiet] [--allow-remote]
 
 NAME is anthropic, openai or gemini; the defaults are the public APIs. Point the tools at it
-(docs/agents.md): ``ANTHROPIC_BASE_URL=http://127.0.0.1:8788`` and so on. Several worker
-processes: ``DOMESTIQUE_PROXY_WORKERS=N`` (the firewall keeps no state between requests).
+(docs/agents.md): ``ANTHROPIC_BASE_URL=http://127.0.0.1:8788`` and so on. It runs one worker
+process per core (at most 4; one off Linux); ``DOMESTIQUE_PROXY_WORKERS=N`` sets the number
+(the firewall keeps no state between requests but the audit log and the vault on disk).
 
 The firewall forwards with the developer's own key to whoever can reach it, so it listens on
 loopback only: a ``--host`` that is not a loopback address is refused (exit 2) unless
@@ -17,7 +18,6 @@ A port already in use is an error (exit 2) before anything says "listening".
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -51,7 +51,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str]) -> int:
-    from domestique.proxy.server import UpstreamError, is_loopback, parse_upstreams, serve
+    from domestique.proxy.server import (
+        UpstreamError,
+        default_workers,
+        is_loopback,
+        parse_upstreams,
+        serve,
+    )
 
     args = _parser().parse_args(argv)
     try:
@@ -75,9 +81,9 @@ def run(argv: list[str]) -> int:
             "machines (--allow-remote)\n"
         )
     try:
-        workers = max(1, int(os.environ.get("DOMESTIQUE_PROXY_WORKERS", "1")))
-    except ValueError:
-        sys.stderr.write("domestique proxy: DOMESTIQUE_PROXY_WORKERS must be a number\n")
+        workers = default_workers()
+    except ValueError as exc:
+        sys.stderr.write(f"domestique proxy: {exc}\n")
         return 2
 
     def listening() -> None:

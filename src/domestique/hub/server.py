@@ -119,6 +119,7 @@ def serve(
         ssl_certfile=str(certfile) if certfile else None,
         ssl_keyfile=str(keyfile) if keyfile else None,
         timeout_graceful_shutdown=5,
+        loop="asyncio",  # not "auto": the loop it was measured and tested on
     )
     sock = tcp_listener(host, port)
     forwarders = []

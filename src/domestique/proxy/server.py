@@ -8,12 +8,11 @@ each request.
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +103,19 @@ def build_app(
     home: Path | None = None,
     policy_file: Path | None = None,
     log: Callable[[str], None] | None = None,
+    sync: bool = True,
 ) -> FirewallApp:
-    """The firewall app; ``log`` gets one line per request (``domestique proxy``: stderr)."""
-    engine = build_engine(home, policy_file)
-    from domestique.hub.background import start_background_sync
-    from domestique.keys import domestique_home
+    """The firewall app; ``log`` gets one line per request (``domestique proxy``: stderr).
 
-    start_background_sync(home or domestique_home())  # enrolled endpoints only; never raises
+    ``sync``: start the hub's background sync (enrolled endpoints only; never raises); the
+    workers of a multi-worker proxy leave it to their parent.
+    """
+    engine = build_engine(home, policy_file)
+    if sync:
+        from domestique.hub.background import start_background_sync
+        from domestique.keys import domestique_home
+
+        start_background_sync(home or domestique_home())
     # DOMESTIQUE_PROXY_SCAN_CACHE=0 scans every field of every request afresh (benchmarks).
     cache = os.environ.get("DOMESTIQUE_PROXY_SCAN_CACHE", "1") != "0"
     config = ProxyConfig(upstreams=dict(upstreams), scan_cache=cache)
@@ -265,6 +270,13 @@ def _uvicorn_config(app: Any, limits: ClientLimits | None = None) -> Any:
         server_header=False,
         date_header=False,  # the upstream's Date passes through; no second one
         timeout_graceful_shutdown=5,
+        # The firewall is no reverse proxy's backend and never reads the client address: no
+        # X-Forwarded-* rewriting of the scope (uvicorn's default trusts them from 127.0.0.1),
+        # and one middleware call less per request.
+        proxy_headers=False,
+        # Not "auto" (uvloop when some other package installed it): uvloop and httptools were
+        # measured and did not win (docs/benchmarks.md, "Firewall proxy", round 3).
+        loop="asyncio",
     )
 
 
@@ -291,20 +303,53 @@ def stderr_line(line: str) -> None:
     sys.stderr.flush()
 
 
-def _worker(host: str, port: int, options: str) -> None:
-    """One worker process: its own app (nothing shared) on its own SO_REUSEPORT socket."""
+MAX_DEFAULT_WORKERS = 4
+
+
+def default_workers(environ: Mapping[str, str] = os.environ) -> int:
+    """Worker processes: ``DOMESTIQUE_PROXY_WORKERS``, else one per usable core, at most 4.
+
+    Off Linux the default is one: elsewhere ``SO_REUSEPORT`` does not spread connections over
+    the sockets. A value that is not a whole number from 1 to 64 is refused (``ValueError``).
+    """
+    raw = environ.get("DOMESTIQUE_PROXY_WORKERS")
+    if raw is None:
+        if not sys.platform.startswith("linux"):
+            return 1
+        return max(1, min(len(os.sched_getaffinity(0)), MAX_DEFAULT_WORKERS))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise ValueError(f"DOMESTIQUE_PROXY_WORKERS must be a number from 1 to 64, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class _WorkerSpec:
+    """What a forked worker builds its app from (the parent parsed and checked it all)."""
+
+    upstreams: Mapping[Provider, str]
+    home: Path | None
+    policy_file: Path | None
+    log: Callable[[str], None] | None
+    limits: ClientLimits
+
+
+def _worker(sock: socket.socket, spec: _WorkerSpec) -> None:
+    """One forked worker: its own app and event loop on its own listening socket.
+
+    Nothing is shared between workers but the audit store and the vault on disk (SQLite and
+    the chain serialise writers across processes; a request's placeholders live in that
+    request, restored by the worker that made them).
+    """
     import uvicorn
 
-    raw = json.loads(options)
-    upstreams = {Provider(k): v for k, v in raw["upstreams"].items()}
-    policy = Path(raw["policy_file"]) if raw.get("policy_file") else None
-    home = Path(raw["home"]) if raw.get("home") else None
-    log = None if raw.get("quiet") else stderr_line
-    limits = ClientLimits(**raw["limits"])
-    raise_open_file_limit()
-    app = build_app(upstreams, home=home, policy_file=policy, log=log)
-    sock = tcp_listener(host, port, reuse_port=True)
-    uvicorn.Server(_uvicorn_config(app, limits)).run(sockets=[sock])
+    app = build_app(
+        spec.upstreams, home=spec.home, policy_file=spec.policy_file, log=spec.log, sync=False
+    )
+    uvicorn.Server(_uvicorn_config(app, spec.limits)).run(sockets=[sock])
 
 
 def serve(
@@ -322,11 +367,17 @@ def serve(
 
     The port is bound first: a port in use raises ``OSError`` before ``on_bound`` runs (the
     caller says "listening" only from there). Unless ``quiet``, each request writes one line
-    to stderr (:meth:`FirewallApp` ``log``: no content, no secret). Several workers are
-    separate processes, each with its own listening socket (``SO_REUSEPORT``, Linux); if one
-    dies the others are stopped too, so the proxy is either fully up or down, never
-    half-judging. Each connection is held to :class:`ClientLimits` (``from_env``: a bad
-    ``DOMESTIQUE_PROXY_*_TIMEOUT`` stops the start with exit 2 and one line).
+    to stderr (:meth:`FirewallApp` ``log``: no content, no secret). Each connection is held to
+    :class:`ClientLimits` (``from_env``: a bad ``DOMESTIQUE_PROXY_*_TIMEOUT`` stops the start
+    with exit 2 and one line).
+
+    Several workers (:func:`default_workers`) are forked processes. The parent binds and
+    listens on one ``SO_REUSEPORT`` socket per worker before ``on_bound``, so a client that
+    connects as soon as "listening" is printed waits in the kernel's queue until its worker
+    is ready, and the kernel spreads connections over the workers. If one worker dies the
+    others are stopped too and the command fails (exit 1), so the proxy is either fully up or
+    down, never half-judging. SIGTERM or Ctrl-C stop every worker gracefully (uvicorn's
+    shutdown: answers in flight finish, for up to 5 s).
     """
     import uvicorn
 
@@ -340,34 +391,48 @@ def serve(
             on_bound()
         uvicorn.Server(_uvicorn_config(app, limits)).run(sockets=[sock])
         return
+    socks = [tcp_listener(host, port, reuse_port=True) for _ in range(workers)]
+    for sock in socks:
+        sock.listen(2048)
+    if on_bound is not None:
+        on_bound()
+    spec = _WorkerSpec(dict(upstreams), home, policy_file, log, limits)
+    _supervise(socks, spec, home)
+
+
+def _supervise(socks: list[socket.socket], spec: _WorkerSpec, home: Path | None) -> None:
+    """Fork one worker per socket, then wait: see :func:`serve`."""
     import multiprocessing
     import signal
     import time
 
+    from domestique.hub.background import start_background_sync
+    from domestique.keys import domestique_home
+
     # SIGTERM ends the parent through ``finally`` below, which stops every worker.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-
-    options = json.dumps(
-        {
-            "upstreams": {p.value: u for p, u in upstreams.items()},
-            "policy_file": str(policy_file) if policy_file else None,
-            "home": str(home) if home else None,
-            "quiet": quiet,
-            "limits": asdict(limits),
-        }
-    )
-    tcp_listener(host, port, reuse_port=True).close()  # fail early if the port is taken
-    if on_bound is not None:
-        on_bound()
-    ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_worker, args=(host, port, options)) for _ in range(workers)]
-    for proc in procs:
+    # Fork, not spawn: a worker inherits its bound socket, and the parent has started no
+    # thread yet (the background sync starts after the workers).
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_worker, args=(sock, spec), daemon=False) for sock in socks]
+    for proc, sock in zip(procs, socks, strict=True):
         proc.start()
+        sock.close()  # the worker's copy only: when the workers are gone, the port is free
+    start_background_sync(home or domestique_home())  # one for the proxy, not one per worker
     try:
         while all(proc.is_alive() for proc in procs):
             time.sleep(0.5)
+        dead = next(p for p in procs if not p.is_alive())
+        sys.stderr.write(
+            f"domestique proxy: a worker stopped (exit code {dead.exitcode}); stopping the others\n"
+        )
+        raise SystemExit(1)
     finally:
         for proc in procs:
-            proc.terminate()
+            if proc.is_alive():
+                proc.terminate()  # SIGTERM: uvicorn's graceful shutdown
         for proc in procs:
             proc.join(10)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(5)
