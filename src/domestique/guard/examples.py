@@ -212,7 +212,7 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
             "kubectl delete namespace prod",
             "curl -X DELETE https://search.example/index",
             "rsync -a --delete src/ /backup/",
-            "psql -c 'DROP TABLE users'",
+            "psql -h db.prod.example -c 'DROP TABLE users'",
             "vault kv destroy -versions=1 secret/app",
             "docker compose down -v",
         ),

@@ -339,9 +339,19 @@ def secret_variables(texts: list[str]) -> list[str]:
     return out
 
 
+# Connection strings carry the password in their user part (postgres://app:pw@db/app).
+_CONNECTION_URL = re.compile(
+    r"(?:^|_)(?:DATABASE|DB|REDIS|MONGO(?:DB)?|AMQP|RABBITMQ|BROKER|POSTGRES(?:QL)?|PG|MYSQL|"
+    r"MARIADB|RESULT_BACKEND)_(?:URL|URI)$|CONNECTION_STRING$"
+)
+
+
 def is_secret_name(name: str) -> bool:
-    """``GITHUB_TOKEN``, ``OPENAI_API_KEY``, ``DB_PASSWORD`` yes; ``TOKEN_URL``, ``AUTHOR`` no."""
+    """``GITHUB_TOKEN``, ``OPENAI_API_KEY``, ``DB_PASSWORD``, ``DATABASE_URL`` yes; ``TOKEN_URL``,
+    ``AUTHOR`` no."""
     upper = name.upper()
+    if _CONNECTION_URL.search(upper):
+        return True
     return bool(SECRET_NAME.search(upper)) and not _NOT_SECRET.search(upper)
 
 

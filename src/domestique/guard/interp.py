@@ -171,8 +171,26 @@ _ENV_NAMED = re.compile(
 )
 
 
+# Perl ``pack("H*", "726d…")`` and Ruby ``["726d…"].pack("H*")``: hex spelled out as a string.
+_HEX_PACK = re.compile(
+    r"""\bpack\s*\(\s*['"]H\*['"]\s*,\s*['"]([0-9a-fA-F]{2,4096})['"]\s*\)|"""
+    r"""\[\s*['"]([0-9a-fA-F]{2,4096})['"]\s*\]\s*\.pack\s*\(\s*['"]H\*['"]\s*\)"""
+)
+
+
+def _unpacked(m: re.Match[str]) -> str:
+    digits = m.group(1) or m.group(2)
+    if len(digits) % 2:
+        return m.group(0)
+    text = bytes.fromhex(digits).decode("utf-8", "replace")
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def normalize_code(code: str) -> str:
-    """Home-folder expressions as the string ``"~"``, and ``"a" + "b"`` folded (a few rounds)."""
+    """Home-folder expressions as the string ``"~"``, and ``"a" + "b"`` folded (a few rounds);
+    hex packed into a string (Perl/Ruby ``pack("H*", …)``) as the string it spells."""
+    if "pack" in code and "H*" in code:
+        code = _HEX_PACK.sub(_unpacked, code)
     if _HOME_INTERPOLATED.search(code) is not None:
         code = _DQ_STR.sub(lambda m: _HOME_INTERPOLATED.sub("~", m.group(0)), code)
     if _HOME_EXPR.search(code) is None:

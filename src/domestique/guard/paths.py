@@ -197,10 +197,10 @@ CREDENTIAL_FILES = re.compile(
     r"\.mozilla/firefox/.*(?:cookies\.sqlite|key[34]\.db|signons\.sqlite)$|"
     r"Firefox/Profiles/.*(?:cookies\.sqlite|logins\.json|key[34]\.db)$|"
     # a process's environment holds its API keys and tokens
-    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?|[\d*?\[\]-]+)/environ$|"
+    r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?|\$\([^)]*\)|`[^`]*`|[\d*?\[\]-]+)/environ$|"
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
-    r"(?:^|/)\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf)$"
+    r"\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf|op/config)$"
     r")",
     # any case: macOS and Windows file systems find ~/.AWS/credentials as ~/.aws/credentials
     re.IGNORECASE,

@@ -113,6 +113,43 @@ def _bind(code: str) -> str:
     return code
 
 
+# [System.IO.Directory]::Delete($HOME, $true), [IO.File]::Delete(…): .NET deletes by static call.
+_NET_DELETE = re.compile(
+    r"(?i)\[(?:system\.)?io\.(?:directory|file)\]::delete\s*\(\s*['\"]?([^,)'\"]+)['\"]?"
+)
+_NET_CALL = re.compile(r"(?i)\[([\w.]+)\]::(\w+)")
+# .NET types whose static members only compute (or read the environment by name).
+_SAFE_TYPES = frozenset(
+    {"math", "system.math", "string", "system.string", "datetime", "system.datetime", "int",
+     "convert", "system.convert", "guid", "system.guid", "timespan", "version", "regex",
+     "system.io.path", "io.path", "environment", "system.environment", "char", "bool"}
+)  # fmt: skip
+# What a pipeline stage reads that must not be sent: the environment, credential files.
+_SECRET_SOURCE = re.compile(
+    r"(?i)\benv:|\$env:\w*(?:token|secret|key|pass)|\.ssh[/\\]|\.aws[/\\]|\.kube[/\\]|"
+    r"\.docker[/\\]config|\.netrc|\.git-credentials|\.config[/\\]gcloud|\.env\b|"
+    r"credentials|auth\s+token|print-access-token|get-access-token"
+)
+
+
+def _net_calls(code: str) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = []
+    for m in _NET_DELETE.finditer(code):
+        target = m.group(1).strip()
+        if _HOME.match(target) or _ROOT.match(target):
+            place = "~" if _HOME.match(target) else "/"
+            out.append(("cmd.destructive.rm_root", f".NET Delete of {place}", place))
+        else:
+            out.append(("cmd.destructive.rm_outside", f".NET Delete of {target[:40]}", None))
+    if not out:
+        for m in _NET_CALL.finditer(code):
+            if m.group(1).lower() not in _SAFE_TYPES:
+                out.append(("cmd.opaque_command", f"PowerShell calls [{m.group(1)[:40]}]::"
+                            f"{m.group(2)[:30]} (not judged)", None))  # fmt: skip
+                break
+    return out
+
+
 def judge_powershell(code: str) -> list[tuple[str, str, str | None]]:
     """(code, message, deleted target) findings for PowerShell ``code``; empty = readable and
     harmless. ``deleted target`` is ``~`` or ``/`` for a recursive delete of home or root."""
@@ -123,18 +160,37 @@ def judge_powershell(code: str) -> list[tuple[str, str, str | None]]:
         out.append(("cmd.pipe_to_shell", "PowerShell downloads and runs code", None))
     elif _EXEC.search(code):
         out.append(("cmd.opaque_command", "PowerShell runs code it builds", None))
+    if "]::" in code:
+        out += _net_calls(code)
     unknown: list[str] = []
     piped: list[str] = []  # what the previous pipeline stage lists (gci ~ | Remove-Item)
+    secret_fed = False  # an earlier stage of this pipeline reads the environment or a credential
     parts = _SEPARATORS.split(code)
     for k, segment in enumerate(parts):
         if k % 2:
+            if segment not in ("|", "(", ")"):
+                secret_fed = False  # a new statement
             continue  # a separator
         words = segment.split()
-        fed = piped if k and parts[k - 1] == "|" else []
+        in_pipe = bool(k) and parts[k - 1] == "|"
+        fed = piped if in_pipe else []
         piped = []
         if not words:
             continue
+        if len(words) > 2 and words[0].startswith("$") and words[1] == "=":
+            words = words[2:]  # $t = gh auth token: the command whose output is kept
         head = words[0].lower()
+        if head in _WEB and (in_pipe or secret_fed) and (secret_fed or _SECRET_SOURCE.search(
+            parts[k - 2] if k >= 2 else ""
+        )):  # fmt: skip
+            out.append(("cmd.exfiltration", "PowerShell sends a credential or the environment "
+                        "it read", None))  # fmt: skip
+            continue
+        if head in _WEB and in_pipe:
+            out.append(("cmd.file_transfer", "PowerShell sends what the pipeline produced", None))
+            continue
+        if _SECRET_SOURCE.search(segment):
+            secret_fed = True
         if head in _LISTERS:
             piped = [w.strip("'\"") for w in words[1:] if not w.startswith("-")] or ["."]
         if head in _WEB and not _EXEC.search(code) and web_request(words) is not None:
@@ -148,7 +204,10 @@ def judge_powershell(code: str) -> list[tuple[str, str, str | None]]:
                 elif recursive and _ROOT.match(t):
                     out.append(("cmd.destructive.rm_root", "Remove-Item -Recurse of /", "/"))
             continue
-        if head.startswith(("$", "'", '"', "[", "-", "#", "@")) or head.isdigit():
+        if (
+            head.startswith(("$", "'", '"', "[", "-", "#", "@"))
+            or head.replace(".", "", 1).isdigit()
+        ):
             continue  # an expression, a string, a type, a parameter or a comment
         if head not in _SAFE:
             unknown.append(head)

@@ -115,6 +115,14 @@ def _other_sources(name: str, args: list[str]) -> str | None:
             added = _option_values(args, ("--add", "-a"))
             if any(not _DEFAULT_INDEXES.match(v) for v in added):
                 return f"gem sources adds {added[0][:60]}: later installs come from there"
+    elif (
+        name == "composer"
+        and verbs[:1] == ["config"]
+        and any(v.startswith("repositories.") or v == "repositories" for v in verbs[1:3])
+    ):
+        urls = [v for v in verbs if "://" in v or v.startswith("git@")]
+        if urls:
+            return f"composer config adds the repository {urls[0][:60]}: packages come from there"
     elif name == "brew" and verbs[:1] == ["tap"] and len(verbs) >= 3:
         return f"brew taps formulae from {verbs[2][:60]}"
     elif name == "bundle" and verbs[:1] == ["config"]:
@@ -208,6 +216,13 @@ def _node(name: str, args: list[str]) -> str | None:
         return f"{name} config sets the registry: every later install comes from there"
     if len(verbs) >= 3 and verbs[:2] == ["config", "set"] and verbs[2].endswith(":registry"):
         return f"{name} config sets a registry"
+    if (  # yarn berry: yarn config set npmRegistryServer URL (or a scope's)
+        len(verbs) >= 4
+        and verbs[:2] == ["config", "set"]
+        and verbs[2].split(".")[-1] in ("npmRegistryServer", "npmPublishRegistry")
+        and not _DEFAULT_INDEXES.match(verbs[3])
+    ):
+        return f"{name} config sets the registry server: every later install comes from there"
     values = _option_values(args, ("--registry",))
     if (
         verbs[:1]

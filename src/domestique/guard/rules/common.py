@@ -266,7 +266,7 @@ CRED_HINTS = (
     "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
     "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
     "serviceaccount", ".oci", "id_", ".pem", ".key", ".env", "environ", "key3.db", "key4.db",
-    "signons", "web data", "local state",
+    "signons", "web data", "local state", "op/config",
 )  # fmt: skip
 
 

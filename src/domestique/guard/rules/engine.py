@@ -23,6 +23,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     git,
     links,
     network,
+    outbound,
     proxy,
     recon,
     staging,

@@ -23,9 +23,11 @@ from domestique.guard.paths import (
     normalize,
 )
 from domestique.guard.rules.common import (
+    DB_CLIENTS,
     SHELL_ARG,
     cd_before,
     cred_hint,
+    db_remote,
     opts,
 )
 from domestique.guard.rules.registry import Context, position, rule
@@ -473,8 +475,9 @@ _HTTP_DELETE = re.compile(
 _DATA_NAMES = (
     _DATA_CLIS
     | DOWNLOADERS
-    | {"gh", "rsync", "psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client"}
-)
+    | {"gh", "rsync", "psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client",
+       "dropdb", "dropuser", "mysqladmin"}
+)  # fmt: skip
 
 
 @rule(programs=_DATA_NAMES, prefixes=("kafka-",))
@@ -494,8 +497,12 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if n == "rclone" and {"sync", "move"} & set(args[:1]):
             verbs = args[:1]
         if n == "kubectl" and args[:1] == ["delete"]:
-            verbs = ["delete"]
-        if dry_run(args) or keeps_data(n, positional, args):
+            verbs = [] if _pods_only(positional, args) else ["delete"]
+        if (
+            dry_run(args)
+            or keeps_data(n, positional, args)
+            or (n in DB_CLIENTS and _this_machine(inv))
+        ):
             verbs = []
         if verbs:
             yield Hit("cmd.destructive.data", f"{n} {verbs[0]} deletes data outside the project",
@@ -531,10 +538,57 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         )
         return
     databases = ("psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client")
-    if (n in databases and _SQL_DESTROY.search(" ".join(args))) or (
+    if _this_machine(inv):
+        return  # the developer's own local database (tests, dev data): theirs to reset
+    if n in ("dropdb", "dropuser") or (n == "mysqladmin" and {"drop", "-f"} & set(args)):
+        yield Hit("cmd.destructive.data", f"{n} drops a database or role", inv.span, judged)
+        return
+    if (n in databases and _SQL_DESTROY.search(" ".join([*args, *_sql_fed(inv, ctx)]))) or (
         n == "redis-cli" and {"flushall", "flushdb"} & {a.lower() for a in args}
     ):
         yield Hit("cmd.destructive.data", f"{n} drops or empties data", inv.span, judged)
+
+
+def _this_machine(inv: Invocation) -> bool:
+    """A database client (or dropdb) that connects to this machine: no host, or a loopback host,
+    named literally (``psql "$DATABASE_URL"`` may go anywhere)."""
+    n = inv.name
+    if n not in DB_CLIENTS and n not in ("dropdb", "dropuser", "mysqladmin"):
+        return n == "sqlite3"  # a file on this machine
+    if any("$" in a or "`" in a for a in inv.args) or any(
+        k in ("PGHOST", "MYSQL_HOST", "REDISCLI_URL", "PGSERVICE") for k in inv.env
+    ):
+        return False
+    if n in DB_CLIENTS:
+        return db_remote(inv) is None
+    host = next(
+        (inv.args[i + 1] for i, a in enumerate(inv.args[:-1]) if a in ("-h", "--host")),
+        next((a.split("=", 1)[1] for a in inv.args if a.startswith("--host=")), ""),
+    )
+    return host in ("", "localhost", "::1") or host.startswith(("127.", "/"))
+
+
+def _sql_fed(inv: Invocation, ctx: Context) -> list[str]:
+    """SQL a database client reads on stdin: a here-string or here-document, or what an
+    ``echo``/``printf`` piped into it prints (``echo 'TRUNCATE users;' | psql -h db``)."""
+    out = [inv.stdin_text] if inv.stdin_text else []
+    for u in inv.upstream:
+        if 0 <= u < len(ctx.invs) and ctx.invs[u].name in ("echo", "printf", "cat"):
+            out += ctx.invs[u].args
+    return out
+
+
+def _pods_only(positional: list[str], args: list[str]) -> bool:
+    """``kubectl delete pod NAME``: a named pod is recreated by its deployment (a restart);
+    ``--all``, a selector or every namespace is not one pod."""
+    kinds = positional[1:2]
+    wide = {"--all", "-A", "--all-namespaces", "-l", "--selector", "--field-selector"}
+    return (
+        bool(kinds)
+        and kinds[0].lower() in ("pod", "pods", "po")
+        and len(positional) > 2
+        and not wide & {a.split("=", 1)[0] for a in args}
+    )
 
 
 _CLOCK_NAMES = frozenset({"date", "timedatectl", "hwclock", "systemsetup", "gdate"})

@@ -193,6 +193,10 @@ def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
         elif delete and all_refs:
             yield Hit("cmd.git.force_push", "git push --prune deletes remote branches", inv.span,
                       judged)  # fmt: skip
+        elif delete and "xargs" in inv.via:
+            # `git branch -r | xargs -n1 git push origin --delete`: refs from a list, many at once
+            yield Hit("cmd.git.force_push", "git push --delete of refs read from a list",
+                      inv.span, judged)  # fmt: skip
         return
     for r in refspecs:
         spec = r.text

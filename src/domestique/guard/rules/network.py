@@ -297,6 +297,8 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
             )
         ):
             continue  # the copy's destination is written, not read (cp .env.example .env)
+        if is_env_file(w.text) and _env_file_not_shown(inv):
+            continue
         candidates.append(w)
     for w in candidates:
         if not cred_hint(w.text):
@@ -309,6 +311,31 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
 
 
 _XARGS_FILE = frozenset({"-a", "--arg-file"})
+
+
+def _env_file_not_shown(inv: Invocation) -> bool:
+    """A project ``.env`` handled without its values reaching the output: untracked by git
+    (``git rm --cached .env``), edited in place by sed without a print command (``sed -i
+    's/^DEBUG=.*/DEBUG=false/' .env``), or loaded into the shell (``source .env``; a value sent
+    later is judged as the variable it becomes)."""
+    args = inv.args
+    if inv.name == "git":
+        return args[:1] == ["rm"] and "--cached" in args
+    if inv.name in ("source", "."):
+        return not inv.redirects
+    if inv.name == "sed":
+        scripts = [a for a in args if not a.startswith("-")]
+        in_place = any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args)
+        return (
+            in_place
+            and bool(scripts)
+            and not any(
+                "p" in sc.rsplit("/", 1)[-1] or "w " in sc or sc.startswith(("p", "w"))
+                for sc in scripts[:1]
+            )
+            and "-n" not in args
+        )
+    return False
 
 
 # Options whose value is a key or certificate used to authenticate, not data sent.

@@ -188,6 +188,21 @@ _TAMPER_NAMES = frozenset(
 )  # fmt: skip
 
 
+@rule(programs=None, when="redirects")
+def _rule_guard_overwritten(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """``printf '…' > "$(command -v domestique)"``: the guard's own program overwritten through
+    a redirect whose target is found by a substitution."""
+    for r in inv.redirects:
+        if (
+            r.writes
+            and r.target.subs
+            and any(_names_guard(ctx.invs[i].args) for i in r.target.subs if i < len(ctx.invs))
+        ):
+            yield Hit("cmd.guard_tamper", f"{inv.name} overwrites Domestique "
+                      f"({r.target.text[:60]})", r.target.span, inv.render())  # fmt: skip
+            return
+
+
 @rule(programs=_TAMPER_NAMES)
 def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """The guard itself stopped, moved or disabled; a common tool shadowed in a PATH folder."""
