@@ -35,6 +35,7 @@ from domestique.hooks.wire import (
     parse_daemon_reply,
     socket_path,
 )
+from domestique.hooks.wire import write as _write
 
 __all__ = [
     "DAEMON_TIMEOUT_S",
@@ -72,20 +73,6 @@ def fail_closed_reply(host: str, raw: bytes, code: str, detail: str) -> Reply:
 def _read_stdin() -> bytes:
     data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     return data if isinstance(data, bytes) else b""
-
-
-def _write(reply: Reply) -> int:
-    out, err, code = reply
-    try:
-        if out:
-            sys.stdout.buffer.write(out)
-            sys.stdout.buffer.flush()
-        if err:
-            sys.stderr.buffer.write(err)
-            sys.stderr.buffer.flush()
-    except BaseException:  # noqa: BLE001 - a closed pipe must not turn a deny into a crash
-        return 2 if code else code
-    return code
 
 
 def start_daemon(idle: str | None = None) -> None:
