@@ -549,16 +549,24 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         yield Hit("cmd.destructive.data", f"{n} drops or empties data", inv.span, judged)
 
 
+# libpq/ODBC connection strings: `psql "host=db.prod dbname=app"`, `psql service=prod`,
+# `--defaults-file`/`--login-path` (mysql): a host that is not this machine, or one not shown.
+_CONNINFO_ELSEWHERE = re.compile(
+    r"(?i)(?:^|\s)(?:host|hostaddr|server|service)\s*=\s*(?!(?:localhost|127\.[\d.]+|::1)\b)"
+    r"|^--(?:defaults(?:-extra)?-file|login-path)\b"
+)
+
+
 def _this_machine(inv: Invocation) -> bool:
     """A database client (or dropdb) that connects to this machine: no host, or a loopback host,
     named literally (``psql "$DATABASE_URL"`` may go anywhere)."""
     n = inv.name
     if n not in DB_CLIENTS and n not in ("dropdb", "dropuser", "mysqladmin"):
         return n == "sqlite3"  # a file on this machine
-    if any("$" in a or "`" in a for a in inv.args) or any(
-        k in ("PGHOST", "MYSQL_HOST", "REDISCLI_URL", "PGSERVICE") for k in inv.env
+    if any("$" in a or "`" in a or _CONNINFO_ELSEWHERE.search(a) for a in inv.args) or any(
+        k in ("PGHOST", "MYSQL_HOST", "REDISCLI_URL", "PGSERVICE", "PGSERVICEFILE") for k in inv.env
     ):
-        return False
+        return False  # a host or service given another way: it may be anywhere
     if n in DB_CLIENTS:
         return db_remote(inv) is None
     host = next(

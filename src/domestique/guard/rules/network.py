@@ -313,6 +313,9 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
 _XARGS_FILE = frozenset({"-a", "--arg-file"})
 
 
+_PLAIN_SED_SUB = re.compile(r"s([/|#,])(?:(?!\1).)*\1(?:(?!\1).)*\1[gI0-9]*")
+
+
 def _env_file_not_shown(inv: Invocation) -> bool:
     """A project ``.env`` handled without its values reaching the output: untracked by git
     (``git rm --cached .env``), edited in place by sed without a print command (``sed -i
@@ -324,16 +327,14 @@ def _env_file_not_shown(inv: Invocation) -> bool:
     if inv.name in ("source", "."):
         return not inv.redirects
     if inv.name == "sed":
-        scripts = [a for a in args if not a.startswith("-")]
-        in_place = any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args)
+        # only `sed -i 's/A/B/FLAGS' FILE…` with plain flags: no -e/-f scripts, no p/w/e
+        opts = [a for a in args if a.startswith("-")]
+        rest = [a for a in args if not a.startswith("-")]
         return (
-            in_place
-            and bool(scripts)
-            and not any(
-                "p" in sc.rsplit("/", 1)[-1] or "w " in sc or sc.startswith(("p", "w"))
-                for sc in scripts[:1]
-            )
-            and "-n" not in args
+            bool(opts)
+            and all(o == "-i" or o.startswith(("-i.", "--in-place")) or o == "-E" for o in opts)
+            and len(rest) >= 2
+            and _PLAIN_SED_SUB.fullmatch(rest[0]) is not None
         )
     return False
 
