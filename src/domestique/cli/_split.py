@@ -47,7 +47,9 @@ class Failed:
 
 def workers() -> int:
     """How many processes share the work: ``DOMESTIQUE_SCAN_WORKERS`` (1 = no split), else one
-    per core this process may run on (at most ``MAX_WORKERS``); 1 where there is no fork."""
+    per core this process may run on that the load average leaves idle, plus this one (at most
+    ``MAX_WORKERS``): on a machine whose cores are all busy a worker only adds its own first-use
+    costs. 1 where there is no fork."""
     if not hasattr(os, "fork"):
         return 1
     raw = os.environ.get(WORKERS_ENV, "").strip()
@@ -61,7 +63,11 @@ def workers() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_WORKERS))
+    try:
+        idle = int(cores - os.getloadavg()[0])
+    except (AttributeError, OSError):
+        idle = cores - 1
+    return max(1, min(cores, 1 + idle, MAX_WORKERS))
 
 
 def _shares(sizes: Sequence[int], start: int, count: int) -> list[tuple[int, int]]:
