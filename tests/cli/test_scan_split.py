@@ -202,8 +202,10 @@ def test_a_crashed_worker_is_an_error_exit_never_a_skip(
     assert all(("findings" in o) != ("error" in o) for o in out)
 
 
-def test_workers_by_default_one_per_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workers_one_by_default_auto_one_per_idle_core(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(_split.WORKERS_ENV, raising=False)
+    assert _split.workers() == 1
+    monkeypatch.setenv(_split.WORKERS_ENV, "auto")
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3})
     for load, expected in ((0.2, 4), (1.0, 4), (1.5, 3), (3.2, 1), (9.0, 1)):
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, 0.0, 0.0))

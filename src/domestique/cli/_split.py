@@ -1,11 +1,12 @@
 """Work on a list of items shared with forked worker processes, results in the items' order.
 
-``domestique scan DIR`` and ``scan --jsonl`` scan many texts, each on its own: on a machine with
-more than one core the list is cut by bytes and the later shares are scanned by processes
-forked once the scanner is built (and warmed on the first items, so they inherit its compiled
-patterns and the DFA states RE2 has built), while this process scans the first share and
-writes its output. Each worker sends its results back as one JSON document when it is done;
-they are yielded after this process's own, so the output is the one a single process writes.
+``domestique scan DIR`` and ``scan --jsonl`` scan many texts, each on its own: when asked for
+(``DOMESTIQUE_SCAN_WORKERS``, see :func:`workers`) the list is cut by bytes and the later
+shares are scanned by processes forked once the scanner is built (and warmed on the first
+items, so they inherit its compiled patterns and the DFA states RE2 has built), while this
+process scans the first share and writes its output. Each worker sends its results back as one
+JSON document when it is done; they are yielded after this process's own, so the output is
+the one a single process writes.
 
 Fails closed: a worker that dies, exits non-zero, or sends a truncated or malformed reply
 yields :class:`Failed` for each of its items (the caller reports each as an error and exits
@@ -46,16 +47,19 @@ class Failed:
 
 
 def workers() -> int:
-    """How many processes share the work: ``DOMESTIQUE_SCAN_WORKERS`` (1 = no split), else one
-    per core this process may run on that the load average leaves idle, plus this one (at most
-    ``MAX_WORKERS``): on a machine whose cores are all busy a worker only adds its own first-use
-    costs. 1 where there is no fork."""
+    """How many processes share the work: ``DOMESTIQUE_SCAN_WORKERS``, a number (1 = no split,
+    at most ``MAX_WORKERS``) or ``auto`` (one per core this process may run on that the load
+    average leaves idle, plus this one); unset or unreadable: 1. 1 where there is no fork.
+
+    Not split by default: on the 2-vCPU build machine two busy processes got ~1.1x the
+    throughput of one (the cores are not really two), so a split only added the workers'
+    first-use costs; see docs/benchmarks.md, Round 3 (issue 13)."""
     if not hasattr(os, "fork"):
         return 1
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if raw:
+    raw = os.environ.get(WORKERS_ENV, "").strip().lower()
+    if raw != "auto":
         try:
-            wanted = int(raw)
+            wanted = int(raw) if raw else 1
         except ValueError:
             wanted = 1  # an unreadable setting: the plain, single-process way
         return max(1, min(wanted, MAX_WORKERS))

@@ -14,8 +14,8 @@ Findings the effective policy allows for the firewall (builtin, system, user and
 layers; by default the ``infra.*`` identifiers: ARNs, account ids, bucket names) are not
 reported unless ``--all`` is given, so exit 1 means "something here would not leave as is".
 
-A directory or a ``--jsonl`` stream of more than 512 KB is shared with forked workers, one per
-idle core (``DOMESTIQUE_SCAN_WORKERS``; see :mod:`domestique.cli._split`): same output, same order;
+With ``DOMESTIQUE_SCAN_WORKERS`` set (see :mod:`domestique.cli._split`), a directory or a
+``--jsonl`` stream of more than 512 KB is shared with forked workers: same output, same order;
 a worker that fails leaves its files and lines reported as not scanned (exit 2).
 
 Exit 0: nothing found; 1: findings; 2: error. An error never looks like "nothing found": an
