@@ -377,3 +377,24 @@ def test_a_long_text_is_found_to_hold_work_exactly_when_the_kinds_set_finds_some
         kinds = {pf._which_ids[i] for i in which if i < len(pf._which_ids)}
         assert pf.present(text) == (None if kinds else frozenset())
         assert bool(kinds) == bool(insert)
+
+
+def test_the_keyword_alternation_matches_the_longest_keyword_at_each_leftmost_start() -> None:
+    """Its matches are those of the longest-first alternation (leftmost, then longest) on text
+    made of the shipped keywords run together, where prefixes and overlaps abound."""
+    from domestique.detect.prefilter import keyword_alternation
+    from domestique.detect.re2opts import match_spans
+
+    keywords = sorted({k for r in builtin_rules() for k in r.keywords})
+    ours = re2.compile(keyword_alternation(keywords), RE2_OPTIONS)
+    longest_first = "|".join(re2.escape(k) for k in sorted(keywords, key=len, reverse=True))
+    reference = re2.compile(longest_first, RE2_OPTIONS)
+    assert ours.programsize < reference.programsize  # factored into a trie
+    rng = random.Random(13)
+    for _ in range(100):
+        pieces = [rng.choice(keywords) + rng.choice(["", "", " ", "_", "x"]) for _ in range(200)]
+        data = "".join(pieces).encode()
+        assert match_spans(ours, data, 0, len(data)) == match_spans(reference, data, 0, len(data))
+    for word in ("pass", "password", "passwd"):  # a prefix and its extensions, alone
+        data = f"{word} {word}!".encode()
+        assert match_spans(ours, data, 0, len(data)) == match_spans(reference, data, 0, len(data))

@@ -41,3 +41,46 @@ def test_iter_spans_matches_finditer(text: str) -> None:
     data = text.encode("ascii")
     expected = [tuple(m.span(g) for g in range(WORD.groups + 1)) for m in WORD.finditer(data)]
     assert list(iter_spans(WORD, data)) == expected
+
+
+ASCII_BYTES = st.binary(max_size=200).map(lambda b: bytes(c & 0x7F for c in b))
+
+
+def test_patterns_for_ascii_find_what_the_utf8_ones_find_on_the_shadow() -> None:
+    """Every shipped rule, compiled for ASCII bytes (Latin-1 where it can be), finds the same
+    matches and groups as its UTF-8 compile on ASCII text holding each rule's own examples."""
+    from domestique.detect.re2opts import compile_for_ascii, compile_once, match_spans
+    from domestique.detect.ruleset import builtin_rules
+
+    rules = builtin_rules()
+    lines = [e for r in rules for e in (*r.examples, *r.counter_examples)]
+    data = "\n".join(lines).encode("ascii", "replace")
+    data += b"\nPassword = 'x\x7fy'\n\x00\x01 ~\t\r\n"
+    latin1 = 0
+    for rule in rules:
+        utf8 = compile_once(rule.regex)
+        ascii_regex = compile_for_ascii(rule.regex)
+        latin1 += ascii_regex.options.encoding == re2.Options.Encoding.LATIN1
+        assert list(iter_spans(ascii_regex, data)) == list(iter_spans(utf8, data)), rule.id
+        bounds = compile_for_ascii(rule.regex, capture=False)
+        assert match_spans(bounds, data, 0, len(data)) == [s[0] for s in iter_spans(utf8, data)]
+    assert latin1 > len(rules) // 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(ASCII_BYTES)
+def test_negated_classes_and_folding_agree_on_any_ascii(data: bytes) -> None:
+    from domestique.detect.re2opts import compile_for_ascii
+
+    for pattern in (r"(?i)[^a-z0-9\s]{2,}k", r"\b[^\n:]{1,8}:\S+", r"(?i)s[^é]+", r"."):
+        assert list(iter_spans(compile_for_ascii(pattern), data)) == list(
+            iter_spans(re2.compile(pattern, RE2_OPTIONS), data)
+        ), pattern
+
+
+def test_a_pattern_past_latin1_is_compiled_as_utf8() -> None:
+    from domestique.detect.re2opts import compile_for_ascii
+
+    for pattern in ("…|x", r"[\x{2019}']s"):
+        assert compile_for_ascii(pattern).options.encoding == re2.Options.Encoding.UTF8
+    assert list(iter_spans(compile_for_ascii(r"[\x{2019}']s"), b"it's")) == [((2, 4),)]

@@ -14,6 +14,10 @@ Findings the effective policy allows for the firewall (builtin, system, user and
 layers; by default the ``infra.*`` identifiers: ARNs, account ids, bucket names) are not
 reported unless ``--all`` is given, so exit 1 means "something here would not leave as is".
 
+With ``DOMESTIQUE_SCAN_WORKERS`` set (see :mod:`domestique.cli._split`), a directory or a
+``--jsonl`` stream of more than 512 KB is shared with forked workers: same output, same order;
+a worker that fails leaves its files and lines reported as not scanned (exit 2).
+
 Exit 0: nothing found; 1: findings; 2: error. An error never looks like "nothing found": an
 unreadable input, an invalid policy, a bad ``--jsonl`` line or a detector crash all exit 2.
 Output never contains a raw value: masked previews and keyed fingerprints only.
@@ -21,9 +25,11 @@ Output never contains a raw value: masked previews and keyed fingerprints only.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -121,31 +127,80 @@ def _human(name: str, text: str, findings: Sequence[Finding]) -> None:
     sys.stderr.write(f"{n} finding{'s' if n != 1 else ''} in {name}\n")
 
 
+def _jsonl_one(scanner: Scanner, policy: EffectivePolicy | None, entry: tuple[int, str]) -> object:
+    """One input line's output line and exit status (``entry``: its number and text)."""
+    number, line = entry
+    try:
+        item = json.loads(line)
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise ValueError("expected an object with a string 'text'")
+    except ValueError as exc:
+        # Never echo the line: it may hold the very secret that failed to parse.
+        msg = type(exc).__name__ if not isinstance(exc, json.JSONDecodeError) else "not JSON"
+        return [json.dumps({"id": None, "line": number, "error": f"bad input line: {msg}"}), 2]
+    findings = _filter(scanner.scan(item["text"]), policy)
+    out = json.dumps({"id": item.get("id"), "findings": [f.to_json() for f in findings]})
+    return [out, EXIT_ERROR if _has_error(findings) else EXIT_FOUND if findings else EXIT_CLEAN]
+
+
+def _id_of(line: str) -> object:
+    try:
+        item = json.loads(line)
+    except ValueError:
+        return None
+    return item.get("id") if isinstance(item, dict) else None
+
+
 def _scan_jsonl(scanner: Scanner, raw: str, policy: EffectivePolicy | None) -> int:
+    from domestique.cli._split import Failed, split_map
+
+    entries = [(n, line) for n, line in enumerate(raw.splitlines(), 1) if line.strip()]
+    work = functools.partial(_jsonl_one, scanner, policy)
+    results = split_map(work, entries, [len(line) for _, line in entries])
     status = EXIT_CLEAN
-    for number, line in enumerate(raw.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            if not isinstance(item, dict) or not isinstance(item.get("text"), str):
-                raise ValueError("expected an object with a string 'text'")
-        except ValueError as exc:
-            # Never echo the line: it may hold the very secret that failed to parse.
-            msg = type(exc).__name__ if not isinstance(exc, json.JSONDecodeError) else "not JSON"
-            sys.stdout.write(
-                json.dumps({"id": None, "line": number, "error": f"bad input line: {msg}"}) + "\n"
-            )
-            status = EXIT_ERROR
-            continue
-        findings = _filter(scanner.scan(item["text"]), policy)
-        out = {"id": item.get("id"), "findings": [f.to_json() for f in findings]}
-        sys.stdout.write(json.dumps(out) + "\n")
-        if _has_error(findings):
-            status = EXIT_ERROR
-        elif findings and status == EXIT_CLEAN:
-            status = EXIT_FOUND
+    for (number, line), result in zip(entries, results, strict=True):
+        if isinstance(result, Failed):  # a worker that failed: this line was not scanned
+            out = {"id": _id_of(line), "line": number, "error": f"not scanned: {result.why}"}
+            out_line, code = json.dumps(out), EXIT_ERROR
+        else:
+            out_line, code = result  # type: ignore[misc]
+        sys.stdout.write(out_line + "\n")
+        status = max(status, code)
     return status
+
+
+def _text_result(
+    scanner: Scanner, policy: EffectivePolicy | None, as_json: bool, shown: str, text: str
+) -> dict[str, object]:
+    """One file's findings (as output items) and, without ``as_json``, its output lines."""
+    findings = _filter(scanner.scan(text), policy)
+    items: list[dict[str, object]] = []
+    lines: list[str] = []
+    for f in findings:
+        line, col = _line_col(text, f.start)
+        items.append({**f.to_json(), "path": shown, "line": line, "column": col})
+        if not as_json:
+            fp = f" {f.fingerprint}" if f.fingerprint else ""
+            lines.append(_printable(f"{shown}:{line}:{col}: {f.code} {f.preview}{fp}\n"))
+    return {"items": items, "lines": lines, "engine_error": _has_error(findings)}
+
+
+def _file_result(
+    scanner: Scanner, policy: EffectivePolicy | None, as_json: bool, entry: tuple[str, str]
+) -> dict[str, object]:
+    """``_text_result`` for a file (``entry``: its path and the name shown), or why it was not
+    scanned: an ``error`` (unreadable) or skipped (``binary``, ``too_large``)."""
+    from domestique.cli._tree import Skipped, read_text_file
+
+    path, shown = entry
+    skipped = Skipped()
+    try:
+        text = read_text_file(Path(path), skipped, shown)
+    except OSError as exc:
+        return {"error": f"{shown}: {exc.strerror or type(exc).__name__}"}
+    if text is None:
+        return {"binary": skipped.binary, "too_large": skipped.too_large}
+    return _text_result(scanner, policy, as_json, shown, text)
 
 
 def _scan_many(
@@ -158,41 +213,47 @@ def _scan_many(
     shown_dir: str,
 ) -> int:
     """Scan every file of a directory, or every staged file; one report for them all."""
-    from domestique.cli._tree import Skipped, files_in, read_text_file, staged_files, text_of
+    from domestique.cli._split import Failed, split_map
+    from domestique.cli._tree import Skipped, files_in, staged_files, text_of
 
     skipped = Skipped()
     items: list[dict[str, object]] = []
     errors: list[str] = []
     scanned = 0
     found_error = False
-
-    def one(shown: str, text: str | None) -> None:
-        nonlocal scanned, found_error
-        if text is None:
-            return
-        scanned += 1
-        findings = _filter(scanner.scan(text), policy)
-        found_error = found_error or _has_error(findings)
-        for f in findings:
-            line, col = _line_col(text, f.start)
-            items.append({**f.to_json(), "path": shown, "line": line, "column": col})
-            if not as_json:
-                fp = f" {f.fingerprint}" if f.fingerprint else ""
-                sys.stdout.write(_printable(f"{shown}:{line}:{col}: {f.code} {f.preview}{fp}\n"))
-
+    results: list[tuple[str, object]] | Iterator[tuple[str, object]]
     if staged:
+        results = []
         for name, data in staged_files(directory):
-            one(name, text_of(data, skipped, name))
+            text = text_of(data, skipped, name)
+            if text is not None:
+                results.append((name, _text_result(scanner, policy, as_json, name, text)))
     else:
+        entries: list[tuple[str, str]] = []
         for path in files_in(directory):
             rel = path.relative_to(directory).as_posix()
             shown = rel if shown_dir in (".", "") else f"{shown_dir.rstrip('/')}/{rel}"
-            try:
-                text = read_text_file(path, skipped, shown)
-            except OSError as exc:
-                errors.append(f"{shown}: {exc.strerror or type(exc).__name__}")
-                continue
-            one(shown, text)
+            entries.append((str(path), shown))
+        sizes = [_size(path) for path, _ in entries]
+        work = functools.partial(_file_result, scanner, policy, as_json)
+        results = zip([s for _, s in entries], split_map(work, entries, sizes), strict=True)
+    for shown, result in results:
+        if isinstance(result, Failed):  # its worker failed: not scanned, an error
+            errors.append(f"{shown}: not scanned ({result.why})")
+            continue
+        assert isinstance(result, dict)
+        if "error" in result:
+            errors.append(result["error"])
+            continue
+        if "items" not in result:
+            skipped.binary += result["binary"]
+            skipped.too_large += result["too_large"]
+            continue
+        scanned += 1
+        found_error = found_error or bool(result["engine_error"])
+        items += result["items"]
+        for line in result["lines"]:
+            sys.stdout.write(line)
     if as_json:
         out = {
             "findings": items,
@@ -214,6 +275,13 @@ def _scan_many(
     if errors or found_error:
         return EXIT_ERROR
     return EXIT_FOUND if items else EXIT_CLEAN
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0  # (reading it will say why)
 
 
 def run(argv: list[str]) -> int:

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 import re2
 
 from domestique.detect.re2opts import (
-    NO_CAPTURE_OPTIONS,
+    compile_for_ascii,
     compile_once,
     first_match,
     found,
@@ -351,7 +351,16 @@ class CompiledRule:
     compile by the test suite; a pattern that fails raises inside the scan, which reports
     ``engine.detector_error`` (never "nothing found")."""
 
-    __slots__ = ("_allow", "_bounds", "_deny", "_regex", "names_values", "rule", "validators")
+    __slots__ = (
+        "_allow",
+        "_ascii_regex",
+        "_bounds",
+        "_deny",
+        "_regex",
+        "names_values",
+        "rule",
+        "validators",
+    )
 
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
@@ -359,6 +368,7 @@ class CompiledRule:
         # a value that is its own name's (self.proxy_password = proxy_password) is none.
         self.names_values = "credential_literal" in rule.validators
         self._regex: re2._Regexp | None = None
+        self._ascii_regex: re2._Regexp | None = None
         self._bounds: re2._Regexp | None = None
         self._allow: tuple[re2._Regexp, ...] | None = None
         self._deny: tuple[re2._Regexp, ...] | None = None
@@ -370,6 +380,14 @@ class CompiledRule:
         regex = self._regex
         if regex is None:
             regex = self._regex = compile_once(self.rule.regex)
+        return regex
+
+    @property
+    def ascii_regex(self) -> re2._Regexp:
+        """The regex for ASCII bytes (the shadow) only: see ``re2opts.compile_for_ascii``."""
+        regex = self._ascii_regex
+        if regex is None:
+            regex = self._ascii_regex = compile_for_ascii(self.rule.regex)
         return regex
 
     @property
@@ -390,10 +408,11 @@ class CompiledRule:
     def bounds(self) -> re2._Regexp:
         """The regex without captures: it finds the same matches (captures never change what
         matches) with RE2's DFA alone; the groups are read afterwards, once per distinct match
-        (see :func:`confirm`). Compiled on the rule's first use."""
+        (see :func:`confirm`). Compiled on the rule's first use, for ASCII bytes (it searches
+        the shadow only)."""
         bounds = self._bounds
         if bounds is None:
-            bounds = self._bounds = re2.compile(self.rule.regex, NO_CAPTURE_OPTIONS)
+            bounds = self._bounds = compile_for_ascii(self.rule.regex, capture=False)
         return bounds
 
 
@@ -535,9 +554,9 @@ def _read(
     """The value span (relative to ``ms``) of the ASCII match ``[ms, me)`` found in a window
     ending at ``b`` (``where``), and the verdict."""
     ms, me, b = where
-    spans = groups_at(crule.regex, data, ms, me)
+    spans = groups_at(crule.ascii_regex, data, ms, me)
     if spans is None:  # cannot happen (see groups_at); read it as the search would
-        spans = next(iter(iter_spans_in(crule.regex, data, ms, b)))
+        spans = next(iter(iter_spans_in(crule.ascii_regex, data, ms, b)))
     s, e = spans[0]
     for gs, ge in spans[1:]:
         if gs >= 0:

@@ -35,6 +35,41 @@ def compile_once(pattern: str, options: re2.Options = RE2_OPTIONS) -> re2._Regex
     return re2.compile(pattern, options)
 
 
+# For ASCII bytes only (a text's ASCII shadow): the same patterns compiled as Latin-1. RE2's
+# UTF-8 programs spell every negated class and ``.`` as multi-byte sequences (a counted
+# ``[^\s:]{1,128}`` 128 times over); as Latin-1 each is one byte range, so a program is a third
+# to a half the size, compiles ~25% faster and its DFA states hold fewer threads. On ASCII data
+# both find the same matches: they differ only on bytes from 0x80 up, and the Perl classes,
+# ``\b`` and case folding of ASCII letters are ASCII in both.
+ASCII_OPTIONS = re2.Options()
+ASCII_OPTIONS.log_errors = False
+ASCII_OPTIONS.max_mem = 64 << 20
+ASCII_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+ASCII_NO_CAPTURE_OPTIONS = re2.Options()
+ASCII_NO_CAPTURE_OPTIONS.log_errors = False
+ASCII_NO_CAPTURE_OPTIONS.max_mem = 64 << 20
+ASCII_NO_CAPTURE_OPTIONS.encoding = re2.Options.Encoding.LATIN1
+ASCII_NO_CAPTURE_OPTIONS.never_capture = True
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_for_ascii(pattern: str, *, capture: bool = True) -> re2._Regexp:
+    """``pattern`` compiled to search ASCII bytes only (never a ``str``, never bytes from 0x80
+    up): as Latin-1 when it can be (see ``ASCII_OPTIONS``), else as the UTF-8 pattern it is. A
+    pattern with a character past U+00FF (which no ASCII byte matches either way) or one the
+    Latin-1 compile refuses is compiled as UTF-8, whose compile error, if any, is raised."""
+    try:
+        latin1 = pattern.encode("latin-1")
+    except UnicodeEncodeError:
+        pass
+    else:
+        try:
+            return re2.compile(latin1, ASCII_OPTIONS if capture else ASCII_NO_CAPTURE_OPTIONS)
+        except re2.error:
+            pass
+    return compile_once(pattern, RE2_OPTIONS if capture else NO_CAPTURE_OPTIONS)
+
+
 _NULL = (-1, -1)
 try:  # the wrapper's own loop costs ~5 µs per match in Python; call the C++ Match directly
     _UNANCHORED = re2._Anchor.UNANCHORED
