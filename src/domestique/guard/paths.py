@@ -200,7 +200,10 @@ CREDENTIAL_FILES = re.compile(
     r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?|\$\([^)]*\)|`[^`]*`|[\d*?\[\]-]+)/environ$|"
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
-    r"\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf|op/config)$"
+    r"\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf|op/config)$|"
+    # the coding agents' own logins (their API keys and OAuth tokens)
+    r"\.codex/auth\.json$|\.claude/\.credentials\.json$|\.gemini/oauth_creds\.json$|"
+    r"github-copilot/(?:hosts|apps)\.json$|\.config/glab-cli/config\.yml$"
     r")",
     # any case: macOS and Windows file systems find ~/.AWS/credentials as ~/.aws/credentials
     re.IGNORECASE,

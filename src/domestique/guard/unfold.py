@@ -160,8 +160,8 @@ def _quote_word(w: Word) -> str:
     return quote_text(w.text)
 
 
-def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
-    """``$x``/``${x}`` replaced by known literal values; None when any is unknown."""
+def _substitute_vars(text: str, variables: dict[str, str]) -> tuple[str, bool]:
+    """``$x``/``${x}`` replaced by known literal values; whether any was left unknown."""
     unknown = False
 
     def sub(m: re.Match[str]) -> str:
@@ -172,7 +172,12 @@ def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
         unknown = True
         return m.group(0)
 
-    out = re.sub(r"\$(?:\{(\w+)\}|(\w+))", sub, text)
+    return re.sub(r"\$(?:\{(\w+)\}|(\w+))", sub, text), unknown
+
+
+def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
+    """``$x``/``${x}`` replaced by known literal values; None when any is unknown."""
+    out, unknown = _substitute_vars(text, variables)
     if unknown or "$(" in out or "`" in out:
         return None
     return out
@@ -381,6 +386,12 @@ class Unfolder(Runners):
         known = _substitute_known(word.text, self.vars)
         if known is not None:
             self.nested(known, ctx._replace(upstream=idx_inv.upstream), word.span, via)
+            return
+        if subs and not word.text.strip().startswith(("$(", "`", '"$(')):
+            # `bash -c "rm -rf ~/$(echo x)"`: the code around the substitution is run too;
+            # parsed with the substitution still in place, its value stays unknown
+            partial, _ = _substitute_vars(word.text, self.vars)
+            self.nested(partial, ctx._replace(upstream=idx_inv.upstream), word.span, via)
             return
         if not subs:
             self.hits.append(
