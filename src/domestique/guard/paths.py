@@ -54,7 +54,12 @@ _CACHE_VAR = re.compile(
 
 def normalize(text: str) -> str:
     """``$HOME/x//y/`` -> ``~/x/y``; leaves relative paths relative."""
-    p = _HOME_VAR.sub("~", text.strip())
+    p = text.strip()
+    if "${" in p and ("-" in p or "=" in p):
+        # ${X:-WORD}, ${X-WORD}, ${X:=WORD}: WORD where X is unset, the case an attacker writes
+        # it for (a set X is resolved before the guard sees the path, or stays a variable)
+        p = _DEFAULT_VAR.sub(_default_word, p)
+    p = _HOME_VAR.sub("~", p)
     if "XDG_CACHE_HOME" in p:
         p = _CACHE_VAR.sub("~/.cache", p)
     if "//" in p:
@@ -62,6 +67,16 @@ def normalize(text: str) -> str:
     if len(p) > 1 and p.endswith("/"):
         p = p.rstrip("/") or "/"
     return p
+
+
+_DEFAULT_VAR = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
+
+
+def _default_word(m: re.Match[str]) -> str:
+    # a guard-owned variable keeps its name: the guard's own rules know $DOMESTIQUE_HOME
+    return (
+        "$" + m.group(1) if m.group(1).startswith("DOMESTIQUE") and not m.group(2) else m.group(2)
+    )
 
 
 def resolve(text: str, cwd: str | None) -> str:

@@ -363,6 +363,14 @@ class Runners(Walker):
             )
         if facts.fork_loop:
             self.hits.append(Hit("cmd.fork_bomb", f"{lang} code forks in a loop", where, shown))
+        if _GUARD_IN_CODE.search(code) and _KILL_IN_CODE.search(code):
+            # os.kill over `pgrep domestique`, process.kill(pid) of the guard's processes
+            self.hits.append(
+                Hit("cmd.guard_tamper", f"{lang} code kills Domestique's processes", where, shown)
+            )
+        if lang == "awk" and _AWK_RUNS_INPUT.search(code) and inv.upstream:
+            # curl … | awk '{system($0)}': each line read is a command run
+            inv.exec_data = (*inv.exec_data, *inv.upstream)
         if lang != "awk":
             from domestique.guard.paths import CREDENTIAL_FILES
 
@@ -459,3 +467,14 @@ class Runners(Walker):
             self.nested(text, ctx._replace(upstream=()), inv.span, via)
         else:
             self._analyze(text, lang, inv, ctx)
+
+
+# awk code that runs what it reads: system() of a field or the record, or lines printed into a
+# shell (`print | "sh"`, `print $0 | "bash"`)
+_AWK_RUNS_INPUT = re.compile(
+    r"system\s*\(\s*\$|\|\s*\"\s*(?:/bin/|/usr/bin/)?(?:ba|z|da|k)?sh\s*\""
+)
+_GUARD_IN_CODE = re.compile(r"(?i)domestiq")
+_KILL_IN_CODE = re.compile(
+    r"(?i)\bkill(?:all)?\b|\bSIG(?:KILL|TERM|STOP)\b|\.terminate\(|Stop-Process"
+)

@@ -698,6 +698,7 @@ class Unfolder(Runners):
             elif w.text == "-i" or w.text.startswith("--replace"):
                 replace_str = w.text.partition("=")[2] or "{}"
         replace = bool(replace_str)
+        self._xargs_runs_input(inv, opts, runs, replace_str)
         items: list[Word] = []
         if inv.stdin_text is not None:
             items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
@@ -750,6 +751,38 @@ class Unfolder(Runners):
                 for w in runs
             ]
         return [*runs, *items]
+
+    def _xargs_runs_input(
+        self, inv: Invocation, opts: list[Word], runs: list[Word], replace_str: str
+    ) -> None:
+        """``… | xargs sh -c``, ``xargs -I{} bash -c '{}'``, ``xargs -a FILE python3 -c``: what
+        xargs reads becomes the code itself (the first item is the ``-c`` string when none is
+        given, or the code starts with the replace string), so its input is run as code."""
+        prog = program_name(runs[0].text)
+        if prog in SHELLS:  # -c, or bundled as in -ec / -lc
+            marks = [
+                k for k, w in enumerate(runs[1:], 1)
+                if w.text.startswith("-") and w.text[1:2] != "-" and "c" in w.text[1:]
+            ]  # fmt: skip
+        elif prog in INTERPRETERS:  # python -c; php -r; node, perl, ruby -e (ruby -c checks)
+            flag = "-c" if prog.startswith(("python", "pypy")) else "-r" if prog == "php" else "-e"
+            marks = [k for k, w in enumerate(runs[1:], 1) if w.text == flag]
+        else:
+            return
+        if not marks:
+            return
+        code_at = marks[0] + 1
+        code = runs[code_at] if code_at is not None and code_at < len(runs) else None
+        if code is not None and not (replace_str and code.text.strip().startswith(replace_str)):
+            return
+        fed = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+        for k, w in enumerate(opts):
+            if w.text in ("-a", "--arg-file") and k + 1 < len(opts):
+                fed += list(opts[k + 1].subs)
+            elif w.text.startswith("--arg-file="):
+                fed += list(w.subs)
+        if fed:
+            inv.exec_data = (*inv.exec_data, *fed)
 
     def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
         """A variable whose value a program later runs as a command (LESSOPEN, GIT_SSH_COMMAND)."""

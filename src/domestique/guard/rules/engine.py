@@ -21,6 +21,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     evasion,
     files,
     git,
+    grants,
     links,
     network,
     outbound,
