@@ -46,6 +46,8 @@ def _merge_parsed(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
     facts.sends_env = facts.sends_env or py.sends_env
     facts.env_names += [n for n in py.secret_vars if n not in facts.env_names]
     facts.runs_files += [p for p in py.runs_files if p not in facts.runs_files]
+    if py.runs_fetched:  # os.system(urlopen(U).read()): what is fetched is run
+        facts.downloads = facts.executes = True
 
 
 def echoed(inv: Invocation) -> str | None:
