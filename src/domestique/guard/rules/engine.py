@@ -22,6 +22,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     files,
     git,
     grants,
+    inside,
     links,
     network,
     outbound,
