@@ -236,6 +236,7 @@ class CodeFacts:
     """What a piece of interpreter code does, as far as its text shows."""
 
     shell: list[str] = field(default_factory=list)  # literal commands it runs
+    written: list[tuple[str, str]] = field(default_factory=list)  # (path, literal text)
     delete_trees: list[str] = field(default_factory=list)
     delete_files: list[str] = field(default_factory=list)
     downloads: bool = False

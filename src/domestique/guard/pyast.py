@@ -87,6 +87,7 @@ class PyFacts:
     urls: list[str] = field(default_factory=list)
     runs_files: list[str] = field(default_factory=list)  # exec(open(F).read()), runpy.run_path
     runs_fetched: bool = False  # os.system(urlopen(U).read()), exec(requests.get(U).text)
+    written: list[tuple[str, str]] = field(default_factory=list)  # (path, literal text written)
 
 
 def analyze_python(code: str) -> PyFacts | None:
@@ -491,6 +492,16 @@ class _Reader(ast.NodeVisitor):
             path = self.value(receiver)
             if path is not None:
                 facts.writes.append((path, False))
+                text = self.value(node.args[0]) if method == "write_text" and node.args else None
+                if text is not None:
+                    facts.written.append((path, text))
+        elif method == "write" and node.args and isinstance(receiver, ast.Call):
+            # open(P, "a").write("…"): the text is judged as written to P
+            opened = receiver.args[0] if receiver.args else None
+            path = self.value(opened) if opened is not None else None
+            text = self.value(node.args[0])
+            if path is not None and text is not None and self.dotted(receiver.func) == "open":
+                facts.written.append((path, text))
         elif method in ("read_text", "read_bytes"):
             self._path(receiver, facts.reads)
         elif method == "open":

@@ -46,6 +46,7 @@ def _merge_parsed(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
     facts.sends_env = facts.sends_env or py.sends_env
     facts.env_names += [n for n in py.secret_vars if n not in facts.env_names]
     facts.runs_files += [p for p in py.runs_files if p not in facts.runs_files]
+    facts.written += [w for w in py.written if w not in facts.written]
     if py.runs_fetched:  # os.system(urlopen(U).read()): what is fetched is run
         facts.downloads = facts.executes = True
 
@@ -341,6 +342,11 @@ class Runners(Walker):
         for path, appends in facts.writes:
             # judged like the shell redirect it amounts to (device, history, hooks, start-up)
             self.nested(f": {'>>' if appends else '>'} {quote_text(path)}", ctx, where, via)
+        for path, text in facts.written[:4]:
+            # and what it writes there, as `printf` of the same text would be judged
+            self.nested(
+                f"printf %s {quote_text(text[:4096])} >> {quote_text(path)}", ctx, where, via
+            )
         if facts.network:
             inv.code_network = True
         shown = f"{lang}: {code[:160]}"
