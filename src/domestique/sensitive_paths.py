@@ -41,7 +41,9 @@ CREDENTIAL_SAMPLES = (
     "~/.mozilla/firefox/x.default/key4.db", "/proc/self/environ", "/proc/1/environ",
     "/var/run/secrets/kubernetes.io/serviceaccount/token", "~/.oci/config",
     "~/.local/share/keyrings/login.keyring", "credentials.json", "~/.config/hub",
-    "~/.config/rclone/rclone.conf",
+    "~/.config/rclone/rclone.conf", "~/.codex/auth.json", "~/.claude/.credentials.json",
+    "~/.gemini/oauth_creds.json", "~/.config/github-copilot/hosts.json",
+    "~/.config/glab-cli/config.yml",
 )  # fmt: skip
 
 

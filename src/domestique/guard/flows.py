@@ -19,7 +19,10 @@ import re
 # each alternative is a tuple of words that must appear in order at the start of the arguments
 # (after options). "*" = any arguments.
 _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
-    "gh": ((("auth", "token"),), "github"),
+    "gh": (
+        (("auth", "token"), ("auth", "status", "-t"), ("auth", "status", "--show-token")),
+        "github",
+    ),
     "gcloud": (
         (
             ("auth", "print-access-token"),
@@ -102,9 +105,18 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     ),
     "npm": ((("token", "list"), ("token", "create")), "npm"),
     "glab": (
-        (("auth", "token"), ("auth", "status", "-t"), ("auth", "status", "--show-token")),
+        (
+            ("auth", "token"),
+            ("auth", "status", "-t"),
+            ("auth", "status", "--show-token"),
+            ("config", "get", "token"),
+        ),
         "gitlab",
     ),
+    # secret scanners print what they find (the key itself, unless told to redact)
+    "gitleaks": ((("detect",), ("dir",), ("git",), ("protect",), ("stdin",)), ""),
+    "trufflehog": ((("filesystem",), ("git",), ("github",), ("docker",), ("s3",)), ""),
+    "noseyparker": ((("report",),), ""),
     "flyctl": ((("auth", "token"),), "fly"),
     "fly": ((("auth", "token"),), "fly"),
     "vercel": ((("whoami", "--token"),), "vercel"),
@@ -262,8 +274,9 @@ def printed_credential(name: str, args: list[str]) -> str | None:
 
 
 _OTHER_PRINTERS = frozenset(
-    {"xclip", "xsel", "ps", "docker", "podman", "kubectl", "oc", "git", "systemctl", "launchctl"}
-)
+    {"xclip", "xsel", "ps", "docker", "podman", "kubectl", "oc", "git", "systemctl", "launchctl",
+     "kwallet-query"}
+)  # fmt: skip
 
 
 def _other_printer(name: str, args: list[str]) -> str | None:
@@ -271,6 +284,8 @@ def _other_printer(name: str, args: list[str]) -> str | None:
     remote URLs (they hold tokens: ``https://x-access-token:…@github.com/…``)."""
     if name in ("xclip", "xsel"):
         return "" if any(a in ("-o", "-out", "--output", "-b") for a in args) else None
+    if name == "kwallet-query":  # KDE's wallet: -r/--read-password prints the stored password
+        return "" if any(a in ("-r", "--read-password") for a in args) else None
     if name == "ps":  # ps eww, ps auxe: BSD-style e prints each process's environment
         first = args[0] if args else ""
         return "" if "e" in first and re.fullmatch(r"[auxewfjlvmsrcnhSTHZ]+", first) else None
@@ -336,7 +351,13 @@ def secret_variables(texts: list[str]) -> list[str]:
         for m in _VAR_REF.finditer(t):
             if is_secret_name(m.group(1)):
                 out.append(m.group(1))
+        # ${!name}: the value of the variable whose name ``name`` holds, which is not read
+        # here (k=SLACK_BOT_TOKEN; curl "…${!k}", or every variable in a loop over compgen -v)
+        out += [m.group(1) for m in _INDIRECT_REF.finditer(t)]
     return out
+
+
+_INDIRECT_REF = re.compile(r"\$\{!([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\}")
 
 
 # Connection strings carry the password in their user part (postgres://app:pw@db/app).

@@ -186,6 +186,17 @@ def _unpacked(m: re.Match[str]) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+# A string literal joined to an expression that is not a literal (js/python +, perl/php ., lua ..)
+_JOINED_WITH_CODE = re.compile(r"\s*(?:\+|\.\.?)\s*(?!['\"\s])")
+# Shell-quoting calls around a literal: the literal is what reaches the command
+# and path functions of a literal (File.expand_path("~/x") is the file ~/x)
+_QUOTED_LITERAL = re.compile(
+    r"\b(?:escapeshellarg|escapeshellcmd|shlex\.quote|pipes\.quote|quotemeta|"
+    r"Shellwords\.escape|shellescape|File\.expand_path|File\.absolute_path|"
+    r"os\.path\.expanduser|path\.resolve|realpath)\s*\(\s*(\"[^\"\\\n]*\"|'[^'\\\n]*')\s*\)"
+)
+
+
 def normalize_code(code: str) -> str:
     """Home-folder expressions as the string ``"~"``, and ``"a" + "b"`` folded (a few rounds);
     hex packed into a string (Perl/Ruby ``pack("H*", …)``) as the string it spells."""
@@ -193,9 +204,11 @@ def normalize_code(code: str) -> str:
         code = _HEX_PACK.sub(_unpacked, code)
     if _HOME_INTERPOLATED.search(code) is not None:
         code = _DQ_STR.sub(lambda m: _HOME_INTERPOLATED.sub("~", m.group(0)), code)
-    if _HOME_EXPR.search(code) is None:
+    out = _HOME_EXPR.sub('"~"', code) if _HOME_EXPR.search(code) is not None else code
+    if "(" in out:
+        out = _QUOTED_LITERAL.sub(lambda m: m.group(1), out)
+    if out is code and _CONST.search(code) is None:
         return code
-    out = _HOME_EXPR.sub('"~"', code)
     for _ in range(4):
         folded = _CONCAT.sub(lambda m: '"' + m.group(2) + m.group(4) + '"', out)
         folded = _AWK_CONCAT.sub(lambda m: '"' + m.group(1) + m.group(2) + '"', folded)
@@ -223,6 +236,7 @@ class CodeFacts:
     """What a piece of interpreter code does, as far as its text shows."""
 
     shell: list[str] = field(default_factory=list)  # literal commands it runs
+    written: list[tuple[str, str]] = field(default_factory=list)  # (path, literal text)
     delete_trees: list[str] = field(default_factory=list)
     delete_files: list[str] = field(default_factory=list)
     downloads: bool = False
@@ -280,6 +294,9 @@ def analyze(code: str, lang: str) -> CodeFacts:
         # a list, or several strings (perl/ruby system("rm", "-rf", x)): an argument vector
         if "[" in m.group(1) or len(strings) > 1 or re.search(r"exec[lv]|spawn[lv]", name):
             facts.shell.append(" ".join(_quote(s) for s in strings))
+        elif _JOINED_WITH_CODE.match(code, m.end()):
+            # "rm -rf " + p, "rm -rf " . $dir: the rest of the command is computed
+            facts.shell.append(strings[0] + ' "$COMPUTED"')
         else:
             facts.shell.append(strings[0])
     for m in _BACKTICK.finditer(code):

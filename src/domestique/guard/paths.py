@@ -54,7 +54,12 @@ _CACHE_VAR = re.compile(
 
 def normalize(text: str) -> str:
     """``$HOME/x//y/`` -> ``~/x/y``; leaves relative paths relative."""
-    p = _HOME_VAR.sub("~", text.strip())
+    p = text.strip()
+    if "${" in p and ("-" in p or "=" in p):
+        # ${X:-WORD}, ${X-WORD}, ${X:=WORD}: WORD where X is unset, the case an attacker writes
+        # it for (a set X is resolved before the guard sees the path, or stays a variable)
+        p = _DEFAULT_VAR.sub(_default_word, p)
+    p = _HOME_VAR.sub("~", p)
     if "XDG_CACHE_HOME" in p:
         p = _CACHE_VAR.sub("~/.cache", p)
     if "//" in p:
@@ -62,6 +67,16 @@ def normalize(text: str) -> str:
     if len(p) > 1 and p.endswith("/"):
         p = p.rstrip("/") or "/"
     return p
+
+
+_DEFAULT_VAR = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
+
+
+def _default_word(m: re.Match[str]) -> str:
+    # a guard-owned variable keeps its name: the guard's own rules know $DOMESTIQUE_HOME
+    return (
+        "$" + m.group(1) if m.group(1).startswith("DOMESTIQUE") and not m.group(2) else m.group(2)
+    )
 
 
 def resolve(text: str, cwd: str | None) -> str:
@@ -200,7 +215,10 @@ CREDENTIAL_FILES = re.compile(
     r"proc/(?:self|\d+|\*|\$\$|\$\{?\w+\}?|\$\([^)]*\)|`[^`]*`|[\d*?\[\]-]+)/environ$|"
     r"serviceaccount/token$|\.oci/(?:config|sessions(?:/.*)?)$|Cookies\.binarycookies$|"
     r"\.local/share/keyrings(?:/.*)?$|"
-    r"\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf|op/config)$"
+    r"\.?credentials\.json$|\.config/(?:hub|rclone/rclone\.conf|op/config)$|"
+    # the coding agents' own logins (their API keys and OAuth tokens)
+    r"\.codex/auth\.json$|\.claude/\.credentials\.json$|\.gemini/oauth_creds\.json$|"
+    r"github-copilot/(?:hosts|apps)\.json$|\.config/glab-cli/config\.yml$"
     r")",
     # any case: macOS and Windows file systems find ~/.AWS/credentials as ~/.aws/credentials
     re.IGNORECASE,

@@ -86,6 +86,8 @@ class PyFacts:
     secret_vars: list[str] = field(default_factory=list)  # environment variables it reads
     urls: list[str] = field(default_factory=list)
     runs_files: list[str] = field(default_factory=list)  # exec(open(F).read()), runpy.run_path
+    runs_fetched: bool = False  # os.system(urlopen(U).read()), exec(requests.get(U).text)
+    written: list[tuple[str, str]] = field(default_factory=list)  # (path, literal text written)
 
 
 def analyze_python(code: str) -> PyFacts | None:
@@ -373,6 +375,13 @@ class _Reader(ast.NodeVisitor):
                 self._path(opened, facts.runs_files)
             elif name == "runpy.run_path":
                 self._path(source, facts.runs_files)
+        if (
+            args
+            and (name in _SHELL_STRING or name in _SUBPROCESS or name in ("exec", "eval"))
+            and self.value(args[0]) is None
+            and self._fetches(args[0])
+        ):
+            facts.runs_fetched = True
         if name in _DELETE_TREE and args:
             self._path(args[0], facts.delete_trees)
         elif name in _DELETE_FILE and args:
@@ -413,6 +422,17 @@ class _Reader(ast.NodeVisitor):
         elif isinstance(node.func, ast.Attribute):
             self._method(node)
         self.generic_visit(node)
+
+    def _fetches(self, node: ast.AST) -> bool:
+        """Does ``node`` call the network (what it evaluates to is fetched)?"""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call):
+                name = self.dotted(sub.func)
+                if name.startswith(_NETWORK_ROOTS) or name.endswith((".urlopen", ".get", ".post")):
+                    if name.endswith((".get", ".post")) and not name.startswith(_NETWORK_ROOTS):
+                        continue  # dict.get, os.environ.get
+                    return True
+        return False
 
     def _path(self, node: ast.AST, into: list[str]) -> None:
         if isinstance(node, ast.Name) and node.id in self.multi:
@@ -472,6 +492,16 @@ class _Reader(ast.NodeVisitor):
             path = self.value(receiver)
             if path is not None:
                 facts.writes.append((path, False))
+                text = self.value(node.args[0]) if method == "write_text" and node.args else None
+                if text is not None:
+                    facts.written.append((path, text))
+        elif method == "write" and node.args and isinstance(receiver, ast.Call):
+            # open(P, "a").write("…"): the text is judged as written to P
+            opened = receiver.args[0] if receiver.args else None
+            path = self.value(opened) if opened is not None else None
+            text = self.value(node.args[0])
+            if path is not None and text is not None and self.dotted(receiver.func) == "open":
+                facts.written.append((path, text))
         elif method in ("read_text", "read_bytes"):
             self._path(receiver, facts.reads)
         elif method == "open":

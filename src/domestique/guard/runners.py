@@ -46,6 +46,9 @@ def _merge_parsed(facts: interp.CodeFacts, py: pyast.PyFacts) -> None:
     facts.sends_env = facts.sends_env or py.sends_env
     facts.env_names += [n for n in py.secret_vars if n not in facts.env_names]
     facts.runs_files += [p for p in py.runs_files if p not in facts.runs_files]
+    facts.written += [w for w in py.written if w not in facts.written]
+    if py.runs_fetched:  # os.system(urlopen(U).read()): what is fetched is run
+        facts.downloads = facts.executes = True
 
 
 def echoed(inv: Invocation) -> str | None:
@@ -339,6 +342,11 @@ class Runners(Walker):
         for path, appends in facts.writes:
             # judged like the shell redirect it amounts to (device, history, hooks, start-up)
             self.nested(f": {'>>' if appends else '>'} {quote_text(path)}", ctx, where, via)
+        for path, text in facts.written[:4]:
+            # and what it writes there, as `printf` of the same text would be judged
+            self.nested(
+                f"printf %s {quote_text(text[:4096])} >> {quote_text(path)}", ctx, where, via
+            )
         if facts.network:
             inv.code_network = True
         shown = f"{lang}: {code[:160]}"
@@ -363,6 +371,14 @@ class Runners(Walker):
             )
         if facts.fork_loop:
             self.hits.append(Hit("cmd.fork_bomb", f"{lang} code forks in a loop", where, shown))
+        if _GUARD_IN_CODE.search(code) and _KILL_IN_CODE.search(code):
+            # os.kill over `pgrep domestique`, process.kill(pid) of the guard's processes
+            self.hits.append(
+                Hit("cmd.guard_tamper", f"{lang} code kills Domestique's processes", where, shown)
+            )
+        if lang == "awk" and _AWK_RUNS_INPUT.search(code) and inv.upstream:
+            # curl … | awk '{system($0)}': each line read is a command run
+            inv.exec_data = (*inv.exec_data, *inv.upstream)
         if lang != "awk":
             from domestique.guard.paths import CREDENTIAL_FILES
 
@@ -459,3 +475,14 @@ class Runners(Walker):
             self.nested(text, ctx._replace(upstream=()), inv.span, via)
         else:
             self._analyze(text, lang, inv, ctx)
+
+
+# awk code that runs what it reads: system() of a field or the record, or lines printed into a
+# shell (`print | "sh"`, `print $0 | "bash"`)
+_AWK_RUNS_INPUT = re.compile(
+    r"system\s*\(\s*\$|\|\s*\"\s*(?:/bin/|/usr/bin/)?(?:ba|z|da|k)?sh\s*\""
+)
+_GUARD_IN_CODE = re.compile(r"(?i)domestiq")
+_KILL_IN_CODE = re.compile(
+    r"(?i)\bkill(?:all)?\b|\bSIG(?:KILL|TERM|STOP)\b|\.terminate\(|Stop-Process"
+)

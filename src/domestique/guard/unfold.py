@@ -160,8 +160,8 @@ def _quote_word(w: Word) -> str:
     return quote_text(w.text)
 
 
-def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
-    """``$x``/``${x}`` replaced by known literal values; None when any is unknown."""
+def _substitute_vars(text: str, variables: dict[str, str]) -> tuple[str, bool]:
+    """``$x``/``${x}`` replaced by known literal values; whether any was left unknown."""
     unknown = False
 
     def sub(m: re.Match[str]) -> str:
@@ -172,7 +172,12 @@ def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
         unknown = True
         return m.group(0)
 
-    out = re.sub(r"\$(?:\{(\w+)\}|(\w+))", sub, text)
+    return re.sub(r"\$(?:\{(\w+)\}|(\w+))", sub, text), unknown
+
+
+def _substitute_known(text: str, variables: dict[str, str]) -> str | None:
+    """``$x``/``${x}`` replaced by known literal values; None when any is unknown."""
+    out, unknown = _substitute_vars(text, variables)
     if unknown or "$(" in out or "`" in out:
         return None
     return out
@@ -381,6 +386,12 @@ class Unfolder(Runners):
         known = _substitute_known(word.text, self.vars)
         if known is not None:
             self.nested(known, ctx._replace(upstream=idx_inv.upstream), word.span, via)
+            return
+        if subs and not word.text.strip().startswith(("$(", "`", '"$(')):
+            # `bash -c "rm -rf ~/$(echo x)"`: the code around the substitution is run too;
+            # parsed with the substitution still in place, its value stays unknown
+            partial, _ = _substitute_vars(word.text, self.vars)
+            self.nested(partial, ctx._replace(upstream=idx_inv.upstream), word.span, via)
             return
         if not subs:
             self.hits.append(
@@ -687,6 +698,7 @@ class Unfolder(Runners):
             elif w.text == "-i" or w.text.startswith("--replace"):
                 replace_str = w.text.partition("=")[2] or "{}"
         replace = bool(replace_str)
+        self._xargs_runs_input(inv, opts, runs, replace_str)
         items: list[Word] = []
         if inv.stdin_text is not None:
             items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
@@ -739,6 +751,38 @@ class Unfolder(Runners):
                 for w in runs
             ]
         return [*runs, *items]
+
+    def _xargs_runs_input(
+        self, inv: Invocation, opts: list[Word], runs: list[Word], replace_str: str
+    ) -> None:
+        """``… | xargs sh -c``, ``xargs -I{} bash -c '{}'``, ``xargs -a FILE python3 -c``: what
+        xargs reads becomes the code itself (the first item is the ``-c`` string when none is
+        given, or the code starts with the replace string), so its input is run as code."""
+        prog = program_name(runs[0].text)
+        if prog in SHELLS:  # -c, or bundled as in -ec / -lc
+            marks = [
+                k for k, w in enumerate(runs[1:], 1)
+                if w.text.startswith("-") and w.text[1:2] != "-" and "c" in w.text[1:]
+            ]  # fmt: skip
+        elif prog in INTERPRETERS:  # python -c; php -r; node, perl, ruby -e (ruby -c checks)
+            flag = "-c" if prog.startswith(("python", "pypy")) else "-r" if prog == "php" else "-e"
+            marks = [k for k, w in enumerate(runs[1:], 1) if w.text == flag]
+        else:
+            return
+        if not marks:
+            return
+        code_at = marks[0] + 1
+        code = runs[code_at] if code_at is not None and code_at < len(runs) else None
+        if code is not None and not (replace_str and code.text.strip().startswith(replace_str)):
+            return
+        fed = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+        for k, w in enumerate(opts):
+            if w.text in ("-a", "--arg-file") and k + 1 < len(opts):
+                fed += list(opts[k + 1].subs)
+            elif w.text.startswith("--arg-file="):
+                fed += list(w.subs)
+        if fed:
+            inv.exec_data = (*inv.exec_data, *fed)
 
     def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
         """A variable whose value a program later runs as a command (LESSOPEN, GIT_SSH_COMMAND)."""

@@ -127,6 +127,27 @@ def storage_upload(inv: Invocation) -> bool:
     return n == "s3cmd" and bool(args) and args[0] in ("put", "sync")
 
 
+# Forge CLIs' subcommands that publish what they are given (a gist, an issue, a release
+# asset): the forge is the credential's provider, but what is published there is readable by
+# others, so a credential sent this way has left, whatever the host.
+_PUBLISHING = {
+    "gh": (("gist", "create"), ("gist", "edit"), ("issue", "create"), ("issue", "comment"),
+           ("pr", "create"), ("pr", "comment"), ("release", "create"), ("release", "upload")),
+    "glab": (("snippet", "create"), ("issue", "create"), ("issue", "note"), ("mr", "create"),
+             ("mr", "note"), ("release", "create"), ("release", "upload")),
+}  # fmt: skip
+
+
+def publishes(inv: Invocation) -> bool:
+    """``gh gist create F``, ``glab snippet create``, ``gh issue comment``: content posted to a
+    forge where others can read it."""
+    shapes = _PUBLISHING.get(inv.name)
+    if shapes is None:
+        return False
+    words = [a for a in inv.args if not a.startswith("-")]
+    return any(tuple(words[: len(shape)]) == shape for shape in shapes)
+
+
 def downloads(inv: Invocation) -> bool:
     if inv.name in DOWNLOADERS:
         return not {"-I", "--head", "--version", "-V"} & set(inv.args)
@@ -266,7 +287,8 @@ CRED_HINTS = (
     "pgpass", "my.cnf", "gh/", "gnupg", "password", "shadow", "passwd", "sudoers", "vault",
     "terraform", "keychain", "logins", "login data", "cookie", "keyring", "hub", "rclone",
     "serviceaccount", ".oci", "id_", ".pem", ".key", ".env", "environ", "key3.db", "key4.db",
-    "signons", "web data", "local state", "op/config",
+    "signons", "web data", "local state", "op/config", "auth.json", "oauth_creds",
+    "github-copilot", "glab-cli",
 )  # fmt: skip
 
 

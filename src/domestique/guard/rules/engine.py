@@ -21,6 +21,8 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     evasion,
     files,
     git,
+    grants,
+    inside,
     links,
     network,
     outbound,

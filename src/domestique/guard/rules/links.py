@@ -61,6 +61,11 @@ def _saved_paths(inv: Invocation) -> list[str]:
         a == "--remote-name" or (a.startswith("-") and not a.startswith("--") and "O" in a)
         for a in inv.args
     )
+    if inv.name == "tftp":  # tftp HOST -c get REMOTE [LOCAL]
+        args = inv.args
+        if "get" in args:
+            got = [a for a in args[args.index("get") + 1 :] if not a.startswith("-")]
+            out += got[-1:]
     default_named = inv.name in ("wget", "wget2", "aria2c", "axel")
     if inv.name == "aria2c":  # -d DIR: the folder the files go to
         folder = [inv.args[i + 1] for i, a in enumerate(inv.args[:-1]) if a in ("-d", "--dir")]
@@ -131,6 +136,53 @@ def _executed_paths(inv: Invocation) -> list[Word]:
             return []  # inline code, or a module (python -m pytest): no file of the line
         return rest[:1]
     return []
+
+
+def _cat_run(inv: Invocation, ctx: Context) -> list[Word]:
+    """Files whose text is run as code through a substitution: ``bash -c "$(cat x)"``,
+    ``eval "$(cat x)"``."""
+    out: list[Word] = []
+    for i in inv.exec_data:
+        if 0 <= i < len(ctx.invs) and ctx.invs[i].name == "cat":
+            out += [w for w in ctx.invs[i].words[1:] if w.literal and not w.text.startswith("-")]
+    return out
+
+
+# Files a tool runs by convention, without being named: `curl -o Makefile URL && make`.
+_CONVENTIONAL = {
+    "make": ("Makefile", "makefile", "GNUmakefile"),
+    "gmake": ("Makefile", "makefile", "GNUmakefile"),
+    "pytest": ("conftest.py",),
+    "py.test": ("conftest.py",),
+    "npm": ("package.json",),
+    "yarn": ("package.json",),
+    "pnpm": ("package.json",),
+    "bun": ("package.json",),
+    "rake": ("Rakefile", "rakefile"),
+    "just": ("justfile", "Justfile", ".justfile"),
+    "task": ("Taskfile.yml", "Taskfile.yaml"),
+    "nox": ("noxfile.py",),
+    "invoke": ("tasks.py",),
+    "gradle": ("build.gradle", "build.gradle.kts", "settings.gradle"),
+    "cargo": ("build.rs",),
+}
+
+
+def _conventional_files(inv: Invocation) -> list[Word]:
+    """The files ``inv`` runs because of their names (make's Makefile, pytest's conftest.py,
+    npm's package.json scripts), when it is not pointed at another one. Followed only for a
+    file the line itself downloaded (a clone's own Makefile is the clone's, judged as such)."""
+    name = inv.name
+    if name in INTERPRETERS and "-m" in inv.args[:-1]:  # python -m pytest
+        name = inv.args[inv.args.index("-m") + 1]
+    names = _CONVENTIONAL.get(name)
+    if names is None or any(w.text in ("-f", "--file", "-C", "--directory") for w in inv.words):
+        return []
+    if name in ("npm", "yarn", "pnpm", "bun") and inv.args[:1] in (
+        ["--version"], ["-v"], ["view"], ["info"], ["search"],
+    ):  # fmt: skip
+        return []
+    return [Word(name, True, inv.span) for name in names]
 
 
 def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
@@ -236,6 +288,7 @@ _SAVED_EXEC_NAMES = (
     | FETCHERS
     | frozenset(INTERPRETERS)
     | frozenset({"pip", "pip3", "docker", "make", "gmake", "bmake"})
+    | frozenset(_CONVENTIONAL)
 )  # fmt: skip (cp/install of a download is followed inside the rule)
 
 
@@ -263,7 +316,8 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                 tool = _path_dir_program(dest, ctx)
                 if tool:
                     shadows[tool] = got[1]
-        for w in [*_executed_paths(inv), *_stdin_files(inv, ctx)]:
+        for w in [*_executed_paths(inv), *_stdin_files(inv, ctx), *_cat_run(inv, ctx),
+                  *(c for c in _conventional_files(inv) if c.text in saved)]:  # fmt: skip
             key = _key(w.text)
             folder = next((f for f in folders if key.startswith(f + "/")), None)
             if inside and not w.text.startswith(("/", "~", "$")):
@@ -316,6 +370,8 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                     shadows[tool] = inv
             for d in dirs:
                 folders[_key(d)] = inv
+                if d in (".", "./", ""):  # git clone URL .: the working folder is the clone
+                    inside = "."
         elif inv.name in _EXTRACTORS:
             for d in _extracted(inv, saved):  # tar xzf x.tgz && ./x/install.sh
                 folders[_key(d)] = saved_from(inv, saved)

@@ -172,6 +172,32 @@ _CONFIG_TEXT: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = (
         "turns conda's certificate checks off",
     ),
     (
+        re.compile(r"(?:^|/)\.cargo/config(?:\.toml)?$"),
+        re.compile(
+            r"(?im)^\s*(?:check-revoke\s*=\s*false|cainfo\s*=\s*[\"']?/(?:tmp|var/tmp|dev/shm)/)"
+        ),
+        "cmd.tls_off",
+        "turns cargo's certificate checks off or trusts a temporary CA",
+    ),
+    (
+        re.compile(r"(?:^|/)(?:yum\.conf|dnf\.conf|yum\.repos\.d/[^/]+\.repo)$"),
+        re.compile(r"(?im)^\s*(?:sslverify|gpgcheck)\s*=\s*(?:0|false|no)\b"),
+        "cmd.tls_off",
+        "turns yum/dnf's certificate or signature checks off",
+    ),
+    (
+        re.compile(r"(?:^|/)apt\.conf(?:\.d/[^/]+)?$"),
+        re.compile(r"(?im)Verify-(?:Peer|Host)\s+\"?false|AllowUnauthenticated\s+\"?true"),
+        "cmd.tls_off",
+        "turns apt's certificate or signature checks off",
+    ),
+    (
+        re.compile(r"(?:^|/)\.gemrc$|(?:^|/)\.bundle/config$"),
+        re.compile(r"(?im)^\s*:?ssl_verify_mode:\s*0|BUNDLE_SSL_VERIFY_MODE:\s*[\"']?0"),
+        "cmd.tls_off",
+        "turns gem/bundler certificate checks off",
+    ),
+    (
         re.compile(r"(?:^|/)\.gitconfig$|(?:^|/)git/config$"),
         re.compile(r"(?im)^\s*sslverify\s*=\s*(?:false|no|off|0)"),
         "cmd.tls_off",
@@ -179,7 +205,8 @@ _CONFIG_TEXT: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = (
     ),
 )
 _CONFIG_HINT = re.compile(
-    r"npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|uv\.toml|curlrc|wgetrc|condarc|gitconfig|git/config"
+    r"npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|uv\.toml|curlrc|wgetrc|condarc|gitconfig|git/config|"
+    r"cargo/config|yum|dnf\.conf|apt\.conf|gemrc|bundle/config"
 )
 
 

@@ -71,10 +71,18 @@ _HIDDEN_OR_BACKUP = re.compile(r"^\.\*|^\*?\.(?:bak|old|backup|orig|save|swp)\*?
 
 
 _OWNER_TESTS = frozenset({"-user", "-uid", "-group", "-gid"})
+# The file-name databases: they list every matching file on the machine, any user's included.
+_LOCATORS = frozenset({"locate", "plocate", "mlocate", "slocate"})
+_KEY_FILE_PATTERN = re.compile(r"(?i)\.\(?(?:pem|key|kdbx|p12|pfx|ppk|jks|keystore|ovpn)\b|\.env\b")
 
 
 _RECON_NAMES_GATE = (
-    frozenset({"awk", "find"}) | _GREPS | frozenset(_RECURSIVE_LISTERS) | SHELLS | set(INTERPRETERS)
+    frozenset({"awk", "find"})
+    | _GREPS
+    | frozenset(_RECURSIVE_LISTERS)
+    | SHELLS
+    | set(INTERPRETERS)
+    | _LOCATORS
 )
 
 
@@ -95,6 +103,12 @@ def _rule_recon(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         return
     if n in _GREPS:
         yield from _recon_grep(inv, ctx, judged)
+        return
+    if n in _LOCATORS:
+        for a in inv.args:
+            if not a.startswith("-") and (_RECON_NAMES.search(a) or _KEY_FILE_PATTERN.search(a)):
+                yield Hit("cmd.recon", f"{n} hunts for credential files ({a})", inv.span, judged)
+                return
         return
     if n in _RECURSIVE_LISTERS:
         flags, rest = opts(inv.words[1:])

@@ -23,7 +23,13 @@ from domestique.guard import flows
 from domestique.guard.model import Hit, Invocation, Word
 from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import CREDENTIAL_FILES, SENSITIVE_FILES, canonical_for_match
-from domestique.guard.rules.common import cd_before, db_remote, span_of, storage_upload
+from domestique.guard.rules.common import (
+    cd_before,
+    db_remote,
+    publishes,
+    span_of,
+    storage_upload,
+)
 from domestique.guard.rules.network import SENDERS, dumps_environment
 from domestique.guard.rules.registry import Context, line_rule, rule
 from domestique.guard.rules.vocab import RAW_NETWORK
@@ -104,6 +110,7 @@ def _sender(inv: Invocation) -> bool:
         inv.name in SENDERS
         or (inv.code_network and inv.name in INTERPRETERS)
         or storage_upload(inv)
+        or publishes(inv)
         or db_remote(inv) is not None
     )
 
@@ -121,8 +128,13 @@ def _printed(inv: Invocation) -> str | None:
     return provider
 
 
-def _foreign(inv: Invocation, provider: str) -> bool:
-    """Does ``inv`` send to a host that is not ``provider``'s (or to one it cannot read)?"""
+def _foreign(inv: Invocation, provider: str, *, content: bool = True) -> bool:
+    """Does ``inv`` send to a host that is not ``provider``'s (or to one it cannot read)?
+    ``content``: the credential is what is sent (a file, stdin), not possibly just the sender's
+    own login (``GH_TOKEN=$(gh auth token) gh issue create …``); a forge's publishing
+    subcommands then count as foreign."""
+    if publishes(inv):
+        return content or not flows.host_is_provider(_FORGES[inv.name], provider)
     if inv.name in RAW_NETWORK or any(
         "/dev/tcp/" in r.target.text or "/dev/udp/" in r.target.text for r in inv.redirects
     ):
@@ -184,7 +196,7 @@ def _rule_staged_credentials(ctx: Context) -> Iterator[Hit]:
                 )
                 return
         for p, provider in kept:
-            if p != e and _foreign(s, provider):
+            if p != e and _foreign(s, provider, content=_as_content(invs[p], p, s)):
                 yield Hit(
                     "cmd.exfiltration",
                     f"{invs[p].name} prints a credential that is kept and sent away",
@@ -192,6 +204,18 @@ def _rule_staged_credentials(ctx: Context) -> Iterator[Hit]:
                     invs[p].render() + " ; " + s.render(),
                 )
                 return
+
+
+_FORGES = {"gh": "github.com", "glab": "gitlab.com"}
+
+
+def _as_content(printer: Invocation, p: int, s: Invocation) -> bool:
+    """May what ``printer`` printed be what ``s`` sends, rather than ``s``'s own login? Only
+    a printer inside ``s``'s environment prefix (``GH_TOKEN=$(gh auth token) gh …``) is not."""
+    if p in s.upstream or any(p in w.subs for w in s.words):
+        return True
+    (ps, pe), (ss, se) = printer.span, s.span
+    return not (ss <= ps and pe <= se)
 
 
 _SERVERS = frozenset({"python", "php", "ruby", "busybox"})

@@ -188,6 +188,9 @@ _TAMPER_NAMES = frozenset(
 )  # fmt: skip
 
 
+_PROCESS_FINDERS = frozenset({"pgrep", "pidof", "ps", "awk", "grep", "egrep", "lsof"})
+
+
 @rule(programs=None, when="redirects")
 def _rule_guard_overwritten(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """``printf '…' > "$(command -v domestique)"``: the guard's own program overwritten through
@@ -214,6 +217,14 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     ):  # pgrep -f domestique | xargs kill; ps aux | grep '[d]omestique' | awk … | xargs kill
         yield Hit("cmd.guard_tamper", f"{n} is given Domestique's process ids", inv.span,
                   inv.render())  # fmt: skip
+        return
+    if (
+        n == "kill"
+        and any(not w.literal for w in words)
+        and any(other.name in _PROCESS_FINDERS and _names_guard(other.args) for other in ctx.invs)
+    ):  # for p in $(ps -eo pid,comm | awk '/domest/{print $1}'); do kill $p; done
+        yield Hit("cmd.guard_tamper", "kill is given process ids found by Domestique's name",
+                  inv.span, inv.render())  # fmt: skip
         return
     if not args:
         return
@@ -352,9 +363,11 @@ def _names_guard(args: list[str]) -> bool:
     text = "\n".join(args).lower()
     if "[" in text:
         text = _ONE_CHAR_CLASS.sub(r"\1", text)
-    return "domestique" in text
+    return "domestique" in text or _GUARD_STEM.search(text) is not None
 
 
+# a search for the name's start (`awk '/domest/'`, `pgrep domesti`): still the guard
+_GUARD_STEM = re.compile(r"(?<![a-z])domest(?:i(?:q(?:u)?)?)?(?![a-z])")
 _ONE_CHAR_CLASS = re.compile(r"\[(\w)\]")
 _BRACES = re.compile(r"\{([\w,]+,[\w,]*)\}")
 
