@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 
 import re2
 
+from domestique.detect.doc_examples import shown_as_example
 from domestique.detect.re2opts import (
     NO_CAPTURE_OPTIONS,
     compile_once,
@@ -504,8 +505,10 @@ def confirm(
                         continue
                     if rule.claims_match and claims is not None:
                         claims.append((rule.priority, ms, me, s, e))
-                    if not reading[2] or (
-                        rule.reference_filter and _inside_resource_identifier(text, s, e)
+                    if (
+                        not reading[2]
+                        or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                        or (rule.example_filter and shown_as_example(text, s))
                     ):
                         continue
                     seen.add((s, e))
@@ -522,7 +525,11 @@ def confirm(
             ok = verdicts.get(key)
             if ok is None:
                 ok = verdicts[key] = accept(crule, value, whole, quoted)
-            if not ok or (rule.reference_filter and _inside_resource_identifier(text, s, e)):
+            if (
+                not ok
+                or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                or (rule.example_filter and shown_as_example(text, s))
+            ):
                 continue
             seen.add((s, e))
             out.append((rule.id, rule.priority, s, e, value))
