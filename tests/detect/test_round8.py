@@ -86,3 +86,50 @@ def test_example_markers_are_words_not_parts_of_names() -> None:
     for above in ("see https://example.org/x", "EXAMPLES_DIR = 'x'", "resample(data)"):
         text = f"{above}\nkey = 'v'\n"
         assert not under_example_marker(text, text.index("'v'")), above
+
+
+# A password spelled from its own user name: a CI job's or a developer's own database.
+USER_SPELLED_QUIET = [
+    "DATABASE_URL: postgresql+psycopg2://ciuser:ciuserpassword@127.0.0.1:15432/app",
+    "export DB_URL=mysql://app:app@localhost/app",
+    "mysql://tester:tester_pass@0.0.0.0/app?charset=utf8",
+    "    DB_USER: ciuser\n    DB_PASSWORD: ciuserpassword\n",
+    "LDAP_ADMIN_USERNAME: admin\nLDAP_ADMIN_PASSWORD: admin_password\n",
+]
+USER_SPELLED_FOUND = [
+    # the same on another host lets anyone in there
+    ("postgresql://app:app@db.corp.internal/app", "secret.database_url"),
+    ("postgresql://ciuser:ciuserpassword@10.0.3.4/app", "secret.database_url"),
+    # a password that only starts with the user name is the user's own choice
+    ("postgresql://app:app-Wq7Lm2x@localhost/app", "secret.database_url"),
+    ("DB_USER: ciuser\nDB_PASSWORD: ciuser-Wq7Lm2x\n", "secret.password_assignment"),
+]
+
+
+@pytest.mark.parametrize("text", USER_SPELLED_QUIET)
+def test_a_password_spelled_from_its_user_name_is_not_reported(scanner: Scanner, text: str) -> None:
+    found = [(f.code, text[f.start : f.end]) for f in scanner.scan(text)]
+    assert found == []
+
+
+@pytest.mark.parametrize(("text", "code"), USER_SPELLED_FOUND)
+def test_other_passwords_beside_a_user_name_are_found(
+    scanner: Scanner, text: str, code: str
+) -> None:
+    assert code in [f.code for f in scanner.scan(text)]
+
+
+@pytest.mark.parametrize(
+    "text", ['    upgrade_token="schema2_upgrades",', 'auth_token_scheme = "oauth2_bearer_header"']
+)
+def test_snake_case_words_with_a_number_after_a_word_are_a_name(
+    scanner: Scanner, text: str
+) -> None:
+    assert [f.code for f in scanner.scan(text)] == []
+
+
+@pytest.mark.parametrize(
+    "text", ['upgrade_token = "Schema2_Upgrades_9fQ"', 'api_token = "kq7_zx4_Wm9Lp2Vr8Ts"']
+)
+def test_a_token_with_capitals_or_random_pieces_is_still_found(scanner: Scanner, text: str) -> None:
+    assert "secret.generic_secret" in [f.code for f in scanner.scan(text)]
