@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 
 import re2
 
+from domestique.detect.doc_examples import shown_as_example
 from domestique.detect.re2opts import (
     compile_for_ascii,
     compile_once,
@@ -316,6 +317,39 @@ def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
     return bool(v) and any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
 
 
+# A URL's user and host (scheme://user:password@host), a pair's user line (DB_USER: app).
+_URL_USER_HOST_RE = re.compile(r"://([^\s:/?\"'<>@]{1,64}):.*@([A-Za-z0-9._\[\]:-]+)$", re.S)
+_PAIR_USER_RE = re.compile(r"^[ \t]*[A-Za-z0-9_.\-]*[ \t]*[=:][ \t]*[\"']?([^\s\"']{1,64})")
+_LOOPBACK_RE = re.compile(r"^(?:localhost|127(?:\.\d{1,3}){3}|0\.0\.0\.0|\[::1\])$", re.I)
+_FIELD_SUFFIX_RE = re.compile(r"^[_.\-]?(?:password|passwd|pass|pwd|pw)$", re.I)
+
+
+def spelled_from_user(whole: str, value: str) -> bool:
+    """True for a password spelled from its own user name: the user with a field word after it
+    (``pguser`` / ``pguserpassword``, ``admin`` / ``admin_password``), or, in a URL to the
+    loopback host, also the user itself (``app:app@localhost``). Whoever reads the user reads
+    the password: a test or development account (a CI job's service database), no secret. The
+    same password on another host (``root:root@10.0.3.4``) is still reported: it lets anyone
+    in there."""
+    m = _URL_USER_HOST_RE.search(whole)
+    if m is not None:
+        user, host = m.group(1), m.group(2)
+        if not _LOOPBACK_RE.match(host if host.startswith("[") else host.split(":", 1)[0]):
+            return False
+    else:
+        p = _PAIR_USER_RE.match(whole)
+        if p is None or "\n" not in whole:
+            return False
+        user = p.group(1)
+    if len(user) < 2:
+        return False
+    v = value.lower()
+    u = user.lower()
+    if v.startswith(u) and _FIELD_SUFFIX_RE.match(v[len(u) :]):
+        return True
+    return m is not None and v == u
+
+
 # Resource identifiers name a secret or a key, they never hold one: an AWS ARN (also the tail of
 # one, read after "secretsmanager:"), an Oracle Cloud OCID, an Azure Key Vault object URL, a
 # Google Secret Manager name. A generic rule's value inside one is not reported.
@@ -523,8 +557,10 @@ def confirm(
                         continue
                     if rule.claims_match and claims is not None:
                         claims.append((rule.priority, ms, me, s, e))
-                    if not reading[2] or (
-                        rule.reference_filter and _inside_resource_identifier(text, s, e)
+                    if (
+                        not reading[2]
+                        or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                        or (rule.example_filter and shown_as_example(text, s))
                     ):
                         continue
                     seen.add((s, e))
@@ -541,7 +577,11 @@ def confirm(
             ok = verdicts.get(key)
             if ok is None:
                 ok = verdicts[key] = accept(crule, value, whole, quoted)
-            if not ok or (rule.reference_filter and _inside_resource_identifier(text, s, e)):
+            if (
+                not ok
+                or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                or (rule.example_filter and shown_as_example(text, s))
+            ):
                 continue
             seen.add((s, e))
             out.append((rule.id, rule.priority, s, e, value))
@@ -652,6 +692,8 @@ def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
         return False
     if rule.reference_filter and names_itself(whole, value):
         return False
-    if crule.names_values and names_itself(whole, value, exact=True):
+    if crule.names_values and (
+        names_itself(whole, value, exact=True) or spelled_from_user(whole, value)
+    ):
         return False
     return all(v(value) for v in crule.validators)

@@ -36,6 +36,7 @@ _FIELDS = {
     "placeholder_filter",
     "reference_filter",
     "claims_match",
+    "example_filter",
     "priority",
     "window_before",
     "window_after",
@@ -68,6 +69,9 @@ class Rule:
     # lower-priority finding inside it that crosses an edge of the value (an "email"
     # password@host) is the same text misread, and is dropped rather than widening the span.
     claims_match: bool = False
+    # A value that documentation shows as an example (a doctest session, "for example" just
+    # above) is not reported: see domestique.detect.doc_examples.
+    example_filter: bool = False
     priority: int = 50
     window_before: int = 64
     window_after: int = 256
@@ -132,6 +136,7 @@ def parse_rule(raw: dict[str, Any], source: str, *, compile_patterns: bool = Tru
         placeholder_filter=bool(raw.get("placeholder_filter", False)),
         reference_filter=bool(raw.get("reference_filter", False)),
         claims_match=bool(raw.get("claims_match", False)),
+        example_filter=bool(raw.get("example_filter", False)),
         priority=int(raw.get("priority", 50)),
         window_before=int(raw.get("window_before", 64)),
         window_after=int(raw.get("window_after", 256)),

@@ -215,8 +215,8 @@ def mixed_charset(value: str) -> bool:
 
 
 # Names written in code: snake_case or kebab-case words with at most a short number at the end
-# (test_schema_2, attr-name), or camelCase / PascalCase words (RemoteUserBackend), after
-# leading underscores (_pullDefinitions); and prose:
+# (test_schema_2, attr-name) or after a word (engine1_upgrades), or camelCase / PascalCase
+# words (RemoteUserBackend), after leading underscores (_pullDefinitions); and prose:
 # lower-case words separated by single spaces (value with quotes and spaces, development key).
 _WORD_IDENTIFIER_RE = re.compile(
     r"^_*(?:[a-z]+(?:[_\-.:][a-z]+(?:[A-Z][a-z]+)*)*(?:[_\-.]\d{1,4})?|"
@@ -226,7 +226,9 @@ _WORD_IDENTIFIER_RE = re.compile(
     r"[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*"
     r"(?: (?:[/&\-] )?[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*)+[.!?]?|"
     # a Django migration's name (0003_tokenproxy, 0002_auto_20160226_1747)
-    r"\d{4}_[a-z0-9_]+)$"
+    r"\d{4}_[a-z0-9_]+|"
+    # snake_case words with a short number after a word (engine1_upgrades, oauth2_scheme)
+    r"[a-z]{2,}\d{0,2}(?:_[a-z]{2,}\d{0,2})+)$"
 )
 
 

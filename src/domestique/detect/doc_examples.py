@@ -1,0 +1,99 @@
+"""Values that documentation shows as examples: a doctest session, a value under "for example".
+
+A rule with ``example_filter`` does not report a value that the text around it marks as an
+example:
+
+* **A doctest session.** The value is on a ``>>>`` line, or on a line of the same block that
+  follows one (the session's ``...`` continuation lines and its printed output), up to a blank
+  line. Documentation and docstrings run such sessions as tests: what they print (a hash of
+  "password", a TOTP secret, an encoded token) is published with the library.
+* **An example marker just above.** "for example", "e.g.", "an example", "sample", "such as",
+  "like this" / "looks like this" in the value's line before it or in the five lines above
+  (blank lines, fences and braces not counted: ``# Example configuration``, ``# to get a
+  string like this run:``, ``For example:``), or a name that says its data is made up
+  (``fake_users_db = {``). The word as part of a name or an address (``EXAMPLE_KEY``,
+  ``example.com``, ``examples/``) is not a marker.
+
+Only the generic rules and the shapes documentation prints most (password and token
+assignments, password hashes, JWTs, URLs with a password) take the filter; a provider's key
+format (``sk_live_``, ``AKIA``, ``ghp_``) is found wherever it stands, under a marker or in a
+session. The check reads at most a few lines around an accepted value, so it costs nothing on
+text without findings.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A doctest prompt: ">>>" at the start of a line (after indentation or a comment's "#"), then
+# a space or the line's end.
+_PROMPT_RE = re.compile(r"^[ \t]*(?:#[ \t]*)?>>>(?:[ \t]|$)")
+_BLANK_RE = re.compile(r"^[ \t]*$")
+# Words that say what follows is an example; not inside a name or an address. Also a name
+# that says its data is made up, being assigned (fake_users_db = {, SAMPLE_CONFIG =).
+_MARKER_RE = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.\-/@])(?:for[ \t]+(?:example|instance)|e\.g\.|"
+    r"(?:an[ \t]+|the[ \t]+following[ \t]+)?examples?|samples?|such[ \t]+as|"
+    r"(?:looks?|looking|something)[ \t]+like[ \t]+(?:this|so)|like[ \t]+this)"
+    r"(?![A-Za-z0-9_\-/@]|\.[A-Za-z0-9])|"
+    r"(?<![A-Za-z0-9])(?:fake|dummy|mock|sample|example)_[A-Za-z0-9_]*[ \t]*(?::[^=\n]*)?"
+    r"=[ \t]*[{\[(]"
+)
+# A line that only opens or closes a block (a fence, a brace, a directive) or is blank: not
+# counted among the lines a marker is looked for in.
+_FRAME_RE = re.compile(
+    r"[ \t]*(?:`{3,}[\w \t-]*|~{3,}[\w \t-]*|[\[\]{}(),]*|\.\.[ \t]+[\w-]+::.*)$"
+)
+# How far back a session's prompt or a marker is looked for.
+_SESSION_LINES = 40
+_MARKER_LINES = 5
+_MARKER_PHYSICAL_LINES = 10
+_MAX_REACH = 4000
+
+
+def _line_start(text: str, i: int) -> int:
+    return text.rfind("\n", 0, i) + 1
+
+
+def in_doctest(text: str, start: int) -> bool:
+    """True when ``text[start]`` is on a ``>>>`` line or in the lines of its block after one
+    (continuations and output, up to a blank line)."""
+    a = _line_start(text, start)
+    end = text.find("\n", start)
+    line = text[a : end if end >= 0 else len(text)]
+    if _PROMPT_RE.match(line):
+        return True
+    floor = max(0, start - _MAX_REACH)
+    for _ in range(_SESSION_LINES):
+        if a <= floor:
+            return False
+        b = a - 1  # the newline that ends the line above
+        a = _line_start(text, b)
+        above = text[a:b]
+        if _BLANK_RE.match(above):
+            return False
+        if _PROMPT_RE.match(above):
+            return True
+    return False
+
+
+def under_example_marker(text: str, start: int) -> bool:
+    """True when the value's line before it, or one of the five lines above (not counting
+    blank lines, fences and braces), says "for example", "e.g.", "sample", "such as", "like
+    this", or names made-up data (``fake_users_db = {``)."""
+    a = _line_start(text, start)
+    floor = max(0, start - _MAX_REACH)
+    counted = 0
+    for _ in range(_MARKER_PHYSICAL_LINES):
+        if a <= floor or counted >= _MARKER_LINES:
+            break
+        b = a - 1
+        a = _line_start(text, b)
+        if not _FRAME_RE.match(text, a, b):
+            counted += 1
+    return _MARKER_RE.search(text, max(a, floor), start) is not None
+
+
+def shown_as_example(text: str, start: int) -> bool:
+    """True when the value at ``start`` is in a doctest session or under an example marker."""
+    return in_doctest(text, start) or under_example_marker(text, start)
