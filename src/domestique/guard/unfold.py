@@ -203,6 +203,37 @@ def unfold_command(command: str, *, cwd: str | None = None, env: GuardEnv = NO_M
 _RM_NAMES = frozenset({"rm", "shred", "srm", "wipe", "unlink"})
 
 
+# Code that names the home folder or the root: a value an interpreter prints from it may be one.
+_HOME_IN_CODE = re.compile(
+    r"""["']~/?["']|["']/["']|expanduser|Path\.home|homedir|Dir\.home|ENV\{["']?HOME|"""
+    r"""environ\s*(\[|\.get\()\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME\b"""
+)
+
+
+def _runs_stdin_code(runs: list[Word]) -> bool:
+    """``sh -c`` with no code after it: xargs appends each item as the code."""
+    if program_name(runs[0].text) not in SHELLS or len(runs) < 2:
+        return False
+    last = runs[-1].text
+    return last.startswith("-") and not last.startswith("--") and last.endswith("c")
+
+
+def _recursive_delete(runs: list[Word]) -> bool:
+    if program_name(runs[0].text) not in _RM_NAMES:
+        return False
+    return any(
+        w.text == "--recursive"
+        or (w.text.startswith("-") and not w.text.startswith("--") and "r" in w.text.lower())
+        for w in runs[1:]
+    )
+
+
+def _names_home(inv: Invocation) -> bool:
+    if inv.name not in INTERPRETERS:
+        return False
+    return bool(_HOME_IN_CODE.search(" ".join(w.text for w in inv.words[1:])))
+
+
 class Unfolder(Runners):
     """Walks tree-sitter trees into :class:`Invocation` objects. One instance per judgement."""
 
@@ -690,9 +721,7 @@ class Unfolder(Runners):
         items: list[Word] = []
         if inv.stdin_text is not None:
             items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
-        up = [i for i in inv.upstream if 0 <= i < len(self.invs)]
-        # the stage right before xargs (`find . | grep -v x | xargs rm`: grep's output, not find's)
-        direct = [i for i in up if not any(i in self.invs[j].upstream for j in up)]
+        direct, unread = self._xargs_sources(inv, opts)
         for i in direct:
             f = self.invs[i]
             if f.name in ("echo", "printf"):
@@ -728,6 +757,26 @@ class Unfolder(Runners):
                 self.hits.append(
                     Hit("cmd.destructive.rm_root", message, inv.span, f.render() + " | xargs")
                 )
+                unread = False
+            else:
+                unread = True
+        if not items and _runs_stdin_code(runs) and (direct or unread):
+            # `… | xargs -0 sh -c`: each item becomes the shell's code (`sh -c ITEM`)
+            inv.exec_data = (*inv.exec_data, *direct)
+            if unread and not direct:
+                self.hits.append(
+                    Hit(
+                        "cmd.opaque_command",
+                        "xargs runs the lines of a file as shell code",
+                        inv.span,
+                        inv.render(),
+                    )
+                )
+        if not items and unread and _recursive_delete(runs):
+            # `cat list | xargs rm -rf`, `python -c 'print(…)' | xargs rm -rf`: the targets are
+            # not on the line; code that names the home folder is read as naming it
+            home = any(_names_home(self.invs[i]) for i in direct)
+            items = [Word("~", True, inv.span) if home else Word("$XARGS_ITEMS", False, inv.span)]
         if not items:
             return runs
         if replace_str:
@@ -739,6 +788,29 @@ class Unfolder(Runners):
                 for w in runs
             ]
         return [*runs, *items]
+
+    def _xargs_sources(self, inv: Invocation, opts: list[Word]) -> tuple[list[int], bool]:
+        """The invocations whose output xargs reads, and whether it also reads a file.
+
+        The stage right before xargs (`find . | grep -v x | xargs rm`: grep's output, not
+        find's), a process substitution given to ``-a`` or to ``<``, a file named there.
+        """
+        up = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+        direct = [i for i in up if not any(i in self.invs[j].upstream for j in up)]
+        unread = False
+        files: list[Word] = [r.target for r in inv.redirects if r.op == "<" and r.fd in ("", "0")]
+        for k, w in enumerate(opts):
+            if w.text in ("-a", "--arg-file") and k + 1 < len(opts):
+                files.append(opts[k + 1])
+            elif w.text.startswith("--arg-file=") or (w.text.startswith("-a") and len(w.text) > 2):
+                files.append(w)
+        for f in files:
+            if f.procsub or f.subs:
+                subs = [i for i in f.subs if 0 <= i < len(self.invs)]
+                direct += [i for i in subs if not any(i in self.invs[j].upstream for j in subs)]
+            elif f.text != "/dev/null":
+                unread = True
+        return direct, unread
 
     def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
         """A variable whose value a program later runs as a command (LESSOPEN, GIT_SSH_COMMAND)."""
