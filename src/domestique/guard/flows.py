@@ -19,7 +19,10 @@ import re
 # each alternative is a tuple of words that must appear in order at the start of the arguments
 # (after options). "*" = any arguments.
 _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
-    "gh": ((("auth", "token"),), "github"),
+    "gh": (
+        (("auth", "token"), ("auth", "status", "-t"), ("auth", "status", "--show-token")),
+        "github",
+    ),
     "gcloud": (
         (
             ("auth", "print-access-token"),
@@ -49,6 +52,13 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("eks", "get-token"),
             ("ecr", "get-authorization-token"),
             ("lightsail", "get-instance-access-details"),
+            ("secretsmanager", "batch-get-secret-value"),
+            ("ssm", "get-parameters-by-path"),
+            ("rds", "generate-db-auth-token"),
+            ("sts", "assume-role-with-web-identity"),
+            ("sts", "assume-role-with-saml"),
+            ("cognito-identity", "get-credentials-for-identity"),
+            ("kms", "decrypt"),
         ),
         "aws",
     ),
@@ -63,6 +73,11 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
             ("ad", "app", "credential", "reset"),
             ("acr", "credential", "show"),
             ("aks", "get-credentials"),
+            ("keyvault", "secret", "download"),
+            ("storage", "account", "show-connection-string"),
+            ("cosmosdb", "keys", "list"),
+            ("redis", "list-keys"),
+            ("webapp", "deployment", "list-publishing-credentials"),
         ),
         "azure",
     ),
@@ -82,7 +97,18 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
         "kube",
     ),
     "oc": ((("whoami", "-t"), ("whoami", "--show-token")), "kube"),
-    "vault": ((("read",), ("kv", "get"), ("token", "create"), ("print", "token")), ""),
+    "vault": (
+        (
+            ("read",),
+            ("kv", "get"),
+            ("token", "create"),
+            ("print", "token"),
+            ("token", "lookup"),
+            ("login",),
+            ("kv", "export"),
+        ),
+        "",
+    ),
     "op": ((("read",), ("item", "get"), ("signin", "--raw")), ""),
     "pass": ((("show",),), ""),
     "gopass": ((("show",),), ""),
@@ -126,6 +152,16 @@ _PRINTERS: dict[str, tuple[tuple[tuple[str, ...], ...], str]] = {
     "wl-paste": (((),), ""),
     "tofu": ((("output", "-raw"), ("output", "-json")), ""),
     "helm": ((("get", "values"), ("get", "all")), "kube"),
+    "ansible-vault": ((("view",), ("decrypt",)), ""),
+    "age": ((("-d",), ("--decrypt",)), ""),
+    "bws": ((("secret", "get"), ("secret", "list")), ""),
+    "argocd": ((("account", "generate-token"),), ""),
+    "databricks": ((("auth", "token"),), ""),
+    "cf": ((("oauth-token",),), ""),
+    "ibmcloud": ((("iam", "oauth-tokens"),), ""),
+    "firebase": ((("login:ci",),), "google"),
+    "conjur": ((("variable", "get"),), ""),
+    "akeyless": ((("get-secret-value",),), ""),
 }
 _PRINTERS["gopass"] = _PRINTERS["pass"]
 PRINTER_NAMES = frozenset(_PRINTERS) | {"printenv"}

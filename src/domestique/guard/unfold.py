@@ -18,6 +18,14 @@ import posixpath
 import re
 
 from domestique.guard.env import NO_MACHINE, GuardEnv
+from domestique.guard.feeds import (
+    RECIPE,
+    RM_NAMES,
+    names_home,
+    positional,
+    recursive_delete,
+    runs_stdin_code,
+)
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
@@ -200,40 +208,6 @@ def unfold_command(command: str, *, cwd: str | None = None, env: GuardEnv = NO_M
     return Unfolder(cwd, env).unfold(command)
 
 
-_RM_NAMES = frozenset({"rm", "shred", "srm", "wipe", "unlink"})
-
-
-# Code that names the home folder or the root: a value an interpreter prints from it may be one.
-_HOME_IN_CODE = re.compile(
-    r"""["']~/?["']|["']/["']|expanduser|Path\.home|homedir|Dir\.home|ENV\{["']?HOME|"""
-    r"""environ\s*(\[|\.get\()\s*["']HOME|getenv\(\s*["']HOME|process\.env\.HOME|\$HOME\b"""
-)
-
-
-def _runs_stdin_code(runs: list[Word]) -> bool:
-    """``sh -c`` with no code after it: xargs appends each item as the code."""
-    if program_name(runs[0].text) not in SHELLS or len(runs) < 2:
-        return False
-    last = runs[-1].text
-    return last.startswith("-") and not last.startswith("--") and last.endswith("c")
-
-
-def _recursive_delete(runs: list[Word]) -> bool:
-    if program_name(runs[0].text) not in _RM_NAMES:
-        return False
-    return any(
-        w.text == "--recursive"
-        or (w.text.startswith("-") and not w.text.startswith("--") and "r" in w.text.lower())
-        for w in runs[1:]
-    )
-
-
-def _names_home(inv: Invocation) -> bool:
-    if inv.name not in INTERPRETERS:
-        return False
-    return bool(_HOME_IN_CODE.search(" ".join(w.text for w in inv.words[1:])))
-
-
 class Unfolder(Runners):
     """Walks tree-sitter trees into :class:`Invocation` objects. One instance per judgement."""
 
@@ -289,8 +263,8 @@ class Unfolder(Runners):
         name = inv.name
         if inv.env or name in _STORES_CODE:
             self._stored_code(inv, ctx)
-        if name in ("make", "gmake", "bmake") and len(words) > 2:
-            self._makefile_from_data(inv)
+        if name in ("make", "gmake", "bmake") and len(words) >= 2:
+            self._makefile_from_data(inv, ctx)
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
@@ -455,7 +429,7 @@ class Unfolder(Runners):
         rest = args[i:]
         if c_flag:
             if rest:
-                self._code_word(rest[0], inv, ctx, f"{inv.name} -c")
+                self._code_word(positional(rest[0], rest[1:]), inv, ctx, f"{inv.name} -c")
             return
         if rest and not s_flag:
             script = rest[0]
@@ -685,7 +659,7 @@ class Unfolder(Runners):
                     self.nested(code, ctx._replace(upstream=()), w.span, f"{inv.name} {p}")
                     break
 
-    def _makefile_from_data(self, inv: Invocation) -> None:
+    def _makefile_from_data(self, inv: Invocation, ctx: Ctx) -> None:
         """``make -f -`` / ``-f /dev/stdin`` / ``-f <(…)``: the makefile's recipes are code."""
         words = inv.words
         for k, w in enumerate(words[1:], start=1):
@@ -694,10 +668,17 @@ class Unfolder(Runners):
                 target = words[k + 1]
             elif w.text.startswith(("--file=", "--makefile=")):
                 target = Word(w.text.split("=", 1)[1], w.literal, w.span, w.subs, w.procsub)
+            elif w.text in ("-f", "--file", "--makefile") and inv.stdin_text is not None:
+                target = Word("-", True, w.span)  # `make -f - <<EOF`: the parser drops the `-`
             if target is None:
                 continue
             if target.text in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
                 inv.exec_data = (*inv.exec_data, *inv.upstream)
+                if inv.stdin_text:  # a here-string or here-document: its recipes are read
+                    recipes = RECIPE.findall(inv.stdin_text)
+                    code = "\n".join((a or b).strip().lstrip("@+-") for a, b in recipes)
+                    if code.strip():
+                        self.nested(code, ctx._replace(upstream=()), inv.span, "make recipe")
             elif target.subs:
                 inv.exec_data = (*inv.exec_data, *target.subs)
 
@@ -746,7 +727,7 @@ class Unfolder(Runners):
                 items += [Word(t, "$" not in t, f.span) for t in f.stdin_text.split()]
             elif (
                 f.name in DOWNLOADERS
-                and program_name(runs[0].text) in _RM_NAMES
+                and program_name(runs[0].text) in RM_NAMES
                 and any(
                     w.text.startswith("-") and not w.text.startswith("--") and "r" in w.text.lower()
                     for w in runs[1:]
@@ -760,7 +741,7 @@ class Unfolder(Runners):
                 unread = False
             else:
                 unread = True
-        if not items and _runs_stdin_code(runs) and (direct or unread):
+        if not items and runs_stdin_code(runs) and (direct or unread):
             # `… | xargs -0 sh -c`: each item becomes the shell's code (`sh -c ITEM`)
             inv.exec_data = (*inv.exec_data, *direct)
             if unread and not direct:
@@ -772,10 +753,10 @@ class Unfolder(Runners):
                         inv.render(),
                     )
                 )
-        if not items and unread and _recursive_delete(runs):
+        if not items and unread and recursive_delete(runs):
             # `cat list | xargs rm -rf`, `python -c 'print(…)' | xargs rm -rf`: the targets are
             # not on the line; code that names the home folder is read as naming it
-            home = any(_names_home(self.invs[i]) for i in direct)
+            home = any(names_home(self.invs[i]) for i in direct)
             items = [Word("~", True, inv.span) if home else Word("$XARGS_ITEMS", False, inv.span)]
         if not items:
             return runs
