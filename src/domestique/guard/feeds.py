@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from domestique.guard.model import Invocation, Word, program_name
-from domestique.guard.names import INTERPRETERS, SHELLS
+from domestique.guard.names import CODE_FLAGS, INTERPRETERS, SHELLS
 
 RM_NAMES = frozenset({"rm", "shred", "srm", "wipe", "unlink"})
 
@@ -46,12 +46,24 @@ def positional(code: Word, given: list[Word]) -> Word:
     return Word(_POSITIONAL.sub(value, code.text), True, code.span, code.subs, code.procsub)
 
 
-def runs_stdin_code(runs: list[Word]) -> bool:
-    """``sh -c`` with no code after it: xargs appends each item as the code."""
-    if program_name(runs[0].text) not in SHELLS or len(runs) < 2:
+def runs_stdin_code(runs: list[Word], replace: str = "") -> bool:
+    """Does xargs make its items the code? ``sh -c`` / ``python3 -c`` / ``node -e`` with no
+    code after the flag (xargs appends each item), or with ``-I``'s string as the code."""
+    name = program_name(runs[0].text)
+    lang = "shell" if name in SHELLS else INTERPRETERS.get(name)
+    if lang is None or len(runs) < 2:
         return False
-    last = runs[-1].text
-    return last.startswith("-") and not last.startswith("--") and last.endswith("c")
+    flags = ("-c",) if lang == "shell" else CODE_FLAGS.get(lang, ())
+    for k, w in enumerate(runs[1:], start=1):
+        t = w.text
+        if lang == "shell":
+            is_flag = t.startswith("-") and not t.startswith("--") and t.endswith("c")
+        else:
+            is_flag = t in flags
+        if is_flag:
+            code = runs[k + 1].text if k + 1 < len(runs) else None
+            return code is None or (bool(replace) and code.strip() == replace)
+    return False
 
 
 def recursive_delete(runs: list[Word]) -> bool:

@@ -741,7 +741,7 @@ class Unfolder(Runners):
                 unread = False
             else:
                 unread = True
-        if not items and runs_stdin_code(runs) and (direct or unread):
+        if not items and runs_stdin_code(runs, replace_str) and (direct or unread):
             # `… | xargs -0 sh -c`: each item becomes the shell's code (`sh -c ITEM`)
             inv.exec_data = (*inv.exec_data, *direct)
             if unread and not direct:

@@ -143,9 +143,19 @@ def _project_to_internal_host(local: list[str], dest: str, ctx: Context) -> bool
     if not internal_host(dest.split(":", 1)[0]):
         return False
     return all(
-        classify(p, ctx.cwd, ctx.env) in (Place.PROJECT, Place.PROJECT_ROOT) and not cred_hint(p)
+        classify(p, ctx.cwd, ctx.env) in (Place.PROJECT, Place.PROJECT_ROOT)
+        and not cred_hint(p)
+        and not _SENSITIVE_NAME.search(p)
         for p in local
     )
+
+
+# Names of files that hold secrets or data rather than the project's code: they ask wherever
+# they go (`scp config/secrets.yml devbox:`, `rsync db.dump host:`).
+_SENSITIVE_NAME = re.compile(
+    r"(?i)secret|credential|passw|token|\.env\b|\.pem$|\.key$|\.p12$|\.pfx$|id_[rde]|\.kdbx$|"
+    r"\.sql(?:\.gz)?$|\.dump$|\.bak$|\.sqlite3?$|\.db$|backup|\.tfstate|kubeconfig|\.npmrc|\.pypirc"
+)
 
 
 _FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox"})

@@ -45,7 +45,9 @@ def container_data_verbs(args: list[str], *, compose: bool = False) -> list[str]
 def _compose_elsewhere(args: list[str]) -> bool:
     for i, a in enumerate(args):
         flag, eq, value = a.partition("=")
-        if flag in ("-H", "--host", "-c", "--context") or a.startswith("-H"):
+        if flag in ("-H", "--host", "-c", "--context", "-p", "--project-name") or a.startswith(
+            "-H"
+        ):  # another daemon, or a project named by name (it may be another one)
             return True
         if flag in ("-f", "--file", "--project-directory"):
             path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
