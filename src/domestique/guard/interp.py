@@ -171,6 +171,21 @@ _ENV_NAMED = re.compile(
 )
 
 
+# A folder packed or walked (the project, when it is "."), and data sent out: in one piece of code
+# that reaches the network, the archive is what leaves (`make_archive(…, '.')` then a POST).
+_PACKS = re.compile(
+    r"\bmake_archive\s*\(|\btarfile\.open\s*\([^)]*['\"]w|\b(?:ZipFile|PyZipFile)\s*\([^)]*"
+    r"['\"][wax]|\bTarFile\s*\(|\barchiver\s*\(|\btar\.(?:c|create)\s*\(|Archive::(?:Tar|Zip)|"
+    r"Zip::(?:File|OutputStream)|\bZipArchive\b|TarWriter|\bos\.walk\s*\(|\bwalkSync\s*\(|"
+    r"\bFind\.find\s*\(|File::Find|readdirSync\s*\([^)]*recursive|\brglob\s*\(|glob\s*\(\s*['\"]\*\*"
+)
+_SENDS = re.compile(
+    r"\.(?:post|put|patch)\s*\(|\bdata\s*=|\bfiles\s*=|\bstorbinary\b|\bmethod\s*[:=]\s*['\"]"
+    r"(?:POST|PUT)|['\"](?:POST|PUT)['\"]|\bupload\w*\s*\(|\.send(?:all|file)?\s*\(|Net::FTP|"
+    r"\bput_object\b|\bbody\s*:"
+)
+
+
 # Perl ``pack("H*", "726d…")`` and Ruby ``["726d…"].pack("H*")``: hex spelled out as a string.
 _HEX_PACK = re.compile(
     r"""\bpack\s*\(\s*['"]H\*['"]\s*,\s*['"]([0-9a-fA-F]{2,4096})['"]\s*\)|"""
@@ -251,6 +266,7 @@ class CodeFacts:
     sends_env: bool = False  # the whole environment used as data
     env_names: list[str] = field(default_factory=list)  # environment variables read by name
     runs_files: list[str] = field(default_factory=list)  # files it runs as code
+    packs_and_sends: bool = False  # archives or walks a folder, and sends data out
 
 
 def _literal(token: str) -> str:
@@ -335,6 +351,7 @@ def analyze(code: str, lang: str) -> CodeFacts:
     for m in _RUNS_FILE.finditer(code):
         facts.runs_files.append(_literal(next(g for g in m.groups() if g is not None)))
     facts.sends_env = bool(_ENV_WHOLE.search(code))
+    facts.packs_and_sends = facts.network and bool(_PACKS.search(code) and _SENDS.search(code))
     facts.env_names = [next(g for g in m.groups() if g) for m in _ENV_NAMED.finditer(code)]
     return facts
 

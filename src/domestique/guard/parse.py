@@ -45,6 +45,10 @@ def parser() -> Parser:
     return _parser
 
 
+_NAMEREF_FLAG = re.compile(r"^-[a-zA-Z]*n[a-zA-Z]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 class Ctx(NamedTuple):
     """How the statements being visited are run (a tuple: derived copies are cheap)."""
 
@@ -429,17 +433,34 @@ class Walker:
 
     def _declaration(self, node: Node, ctx: Ctx) -> None:
         words: list[Word] = []
+        nameref = False
         for child in node.children:
             if child.type == "variable_assignment":
                 pair = self._assignment(child, ctx, statement=True)
                 if pair is not None:
                     words.append(Word(f"{pair[0]}={pair[1].text}", pair[1].literal, pair[1].span))
+                    if nameref and pair[1].literal and _NAME.match(pair[1].text):
+                        self._nameref(pair[0], pair[1].text)
+            elif child.type == "word" and _NAMEREF_FLAG.match(self._t.source(child)):
+                nameref = True  # declare -n r=HOME: "$r" is "$HOME"
+                words.extend(self._word(child, ctx))
             elif child.is_named:
                 words.extend(self._word(child, ctx))
             else:
                 words.append(Word(self._t.source(child), True, self._span(child, ctx)))
         if words:
             self._add(Invocation(words, self._span(node, ctx)), ctx)
+
+    def _nameref(self, name: str, target: str) -> None:
+        """``declare -n r=HOME``: every later ``$r`` reads ``$HOME`` (known values followed)."""
+        ref = "$" + target
+        if target in self.vars:
+            self.vars[name] = self.vars[target]
+        elif _HOME_VALUE.match(ref):
+            self.vars[name] = ref
+        else:
+            self.vars.pop(name, None)
+            self.var_alias[name] = ref
 
     def _for(self, node: Node, ctx: Ctx) -> None:
         """``for d in /tmp/x ~; do rm -rf "$d"; done``: over up to four literal words, the body

@@ -350,6 +350,11 @@ class Runners(Walker):
         if facts.network:
             inv.code_network = True
         shown = f"{lang}: {code[:160]}"
+        if facts.packs_and_sends:
+            # the archive leaves with the data sent: a deploy or backup looks the same (ask)
+            self.hits.append(
+                Hit("cmd.file_transfer", f"{lang} code packs a folder and sends data", where, shown)
+            )
         if facts.network and facts.sends_env:
             self.hits.append(
                 Hit("cmd.exfiltration", f"{lang} code sends the environment", where, shown)

@@ -43,6 +43,17 @@ _INSTALL_VERBS = frozenset(
 _GO_REMOTE = re.compile(r"^[\w-]+(?:\.[\w-]+)+/\S+@\S+$")
 
 
+_GO_KNOWN = re.compile(
+    r"(?i)^(?:github\.com|gitlab\.com|bitbucket\.org|codeberg\.org|golang\.org|"
+    r"google\.golang\.org|cloud\.google\.com|go\.googlesource\.com|k8s\.io|sigs\.k8s\.io|"
+    r"go\.uber\.org|honnef\.co|mvdan\.cc|gotest\.tools|gopkg\.in|go\.etcd\.io|"
+    r"go\.opentelemetry\.io|gocloud\.dev|buf\.build|connectrpc\.com|filippo\.io|"
+    r"golang\.zx2c4\.com|tailscale\.com|go\.k6\.io|gotest\.tools|helm\.sh|istio\.io|"
+    r"knative\.dev|go\.temporal\.io|entgo\.io|gorm\.io|gioui\.org|fyne\.io|go\.mozilla\.org|"
+    r"storj\.io|cuelang\.org|cue\.dev|go\.starlark\.net|rsc\.io|9fans\.net|lukechampine\.com|"
+    r"gvisor\.dev|go\.bytecodealliance\.org|go\.dagger\.io|dagger\.io|goreleaser\.com|"
+    r"go\.jetify\.com|go\.step\.sm|github\.com)/"
+)
 _GO_DEFAULT_PROXY = re.compile(r"(?i)^(?:https://proxy\.golang\.org/?|direct|off)$")
 
 
@@ -87,6 +98,14 @@ def untrusted_install(name: str, args: list[str]) -> str | None:
         remote = [a for a in args[1:] if _GO_REMOTE.match(a) and not a.startswith("golang.org/")]
         if remote:
             return f"go {args[0]} builds and runs {remote[0]} from its repository"
+        return None
+    if name == "go" and args[:1] == ["install"]:
+        # A module from a code host or a well-known project's own domain is the tool's usual
+        # install (Go builds run no package code); another domain serves whatever its owner
+        # put there, on a path the user may not have meant (a look-alike of a known tool).
+        foreign = [a for a in args[1:] if _GO_REMOTE.match(a) and not _GO_KNOWN.match(a)]
+        if foreign:
+            return f"go install builds {foreign[0][:60]} from a module host that is not a known one"
         return None
     if name == "cargo" and args[:1] == ["install"]:
         for o in ("--git", "--registry", "--index"):
@@ -262,7 +281,8 @@ def _node(name: str, args: list[str]) -> str | None:
 PLUGIN_NAMES = frozenset(
     {"helm", "kubectl", "asdf", "mise", "ansible-galaxy", "code", "code-insiders", "cursor",
      "codium", "windsurf", "poetry", "vagrant", "krew", "flatpak", "oc", "ansible-pull",
-     "docker", "podman", "pre-commit", "luarocks", "cpanm", "cpan", "rscript", "r", "julia"}
+     "docker", "podman", "pre-commit", "luarocks", "cpanm", "cpan", "rscript", "r", "julia",
+     "gh"}
 )  # fmt: skip
 _LANG_REMOTE = re.compile(
     r"install_(?:github|gitlab|git|url|bitbucket)\s*\(|repos\s*=\s*[\"'](?!https://cloud\.r-project)"
@@ -277,6 +297,14 @@ def plugin_install(name: str, args: list[str]) -> str | None:
     URL``, ``ansible-galaxy install git+…``, ``code --install-extension x.vsix``, a poetry
     repository set in its configuration."""
     verbs = [a for a in args if not a.startswith("-")]
+    if (
+        name == "gh"
+        and verbs[:1] in (["extension"], ["ext"], ["extensions"])
+        and (verbs[1:2] in (["install"], ["i"]))
+    ):
+        repos = [v for v in verbs[2:] if v not in (".", "./") and not v.startswith("./")]
+        if repos:
+            return f"gh extension install fetches and later runs {repos[0][:60]} (anyone's code)"
     if (
         name == "helm"
         and verbs[:2] == ["plugin", "install"]

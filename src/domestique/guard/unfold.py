@@ -18,6 +18,14 @@ import posixpath
 import re
 
 from domestique.guard.env import NO_MACHINE, GuardEnv
+from domestique.guard.feeds import (
+    RECIPE,
+    RM_NAMES,
+    names_home,
+    positional,
+    recursive_delete,
+    runs_stdin_code,
+)
 from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
@@ -205,9 +213,6 @@ def unfold_command(command: str, *, cwd: str | None = None, env: GuardEnv = NO_M
     return Unfolder(cwd, env).unfold(command)
 
 
-_RM_NAMES = frozenset({"rm", "shred", "srm", "wipe", "unlink"})
-
-
 class Unfolder(Runners):
     """Walks tree-sitter trees into :class:`Invocation` objects. One instance per judgement."""
 
@@ -263,8 +268,8 @@ class Unfolder(Runners):
         name = inv.name
         if inv.env or name in _STORES_CODE:
             self._stored_code(inv, ctx)
-        if name in ("make", "gmake", "bmake") and len(words) > 2:
-            self._makefile_from_data(inv)
+        if name in ("make", "gmake", "bmake") and len(words) >= 2:
+            self._makefile_from_data(inv, ctx)
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
@@ -435,7 +440,7 @@ class Unfolder(Runners):
         rest = args[i:]
         if c_flag:
             if rest:
-                self._code_word(rest[0], inv, ctx, f"{inv.name} -c")
+                self._code_word(positional(rest[0], rest[1:]), inv, ctx, f"{inv.name} -c")
             return
         if rest and not s_flag:
             script = rest[0]
@@ -665,7 +670,7 @@ class Unfolder(Runners):
                     self.nested(code, ctx._replace(upstream=()), w.span, f"{inv.name} {p}")
                     break
 
-    def _makefile_from_data(self, inv: Invocation) -> None:
+    def _makefile_from_data(self, inv: Invocation, ctx: Ctx) -> None:
         """``make -f -`` / ``-f /dev/stdin`` / ``-f <(…)``: the makefile's recipes are code."""
         words = inv.words
         for k, w in enumerate(words[1:], start=1):
@@ -674,10 +679,17 @@ class Unfolder(Runners):
                 target = words[k + 1]
             elif w.text.startswith(("--file=", "--makefile=")):
                 target = Word(w.text.split("=", 1)[1], w.literal, w.span, w.subs, w.procsub)
+            elif w.text in ("-f", "--file", "--makefile") and inv.stdin_text is not None:
+                target = Word("-", True, w.span)  # `make -f - <<EOF`: the parser drops the `-`
             if target is None:
                 continue
             if target.text in ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"):
                 inv.exec_data = (*inv.exec_data, *inv.upstream)
+                if inv.stdin_text:  # a here-string or here-document: its recipes are read
+                    recipes = RECIPE.findall(inv.stdin_text)
+                    code = "\n".join((a or b).strip().lstrip("@+-") for a, b in recipes)
+                    if code.strip():
+                        self.nested(code, ctx._replace(upstream=()), inv.span, "make recipe")
             elif target.subs:
                 inv.exec_data = (*inv.exec_data, *target.subs)
 
@@ -698,13 +710,10 @@ class Unfolder(Runners):
             elif w.text == "-i" or w.text.startswith("--replace"):
                 replace_str = w.text.partition("=")[2] or "{}"
         replace = bool(replace_str)
-        self._xargs_runs_input(inv, opts, runs, replace_str)
         items: list[Word] = []
         if inv.stdin_text is not None:
             items = [Word(t, "$" not in t, inv.span) for t in inv.stdin_text.split()]
-        up = [i for i in inv.upstream if 0 <= i < len(self.invs)]
-        # the stage right before xargs (`find . | grep -v x | xargs rm`: grep's output, not find's)
-        direct = [i for i in up if not any(i in self.invs[j].upstream for j in up)]
+        direct, unread = self._xargs_sources(inv, opts)
         for i in direct:
             f = self.invs[i]
             if f.name in ("echo", "printf"):
@@ -729,7 +738,7 @@ class Unfolder(Runners):
                 items += [Word(t, "$" not in t, f.span) for t in f.stdin_text.split()]
             elif (
                 f.name in DOWNLOADERS
-                and program_name(runs[0].text) in _RM_NAMES
+                and program_name(runs[0].text) in RM_NAMES
                 and any(
                     w.text.startswith("-") and not w.text.startswith("--") and "r" in w.text.lower()
                     for w in runs[1:]
@@ -740,6 +749,26 @@ class Unfolder(Runners):
                 self.hits.append(
                     Hit("cmd.destructive.rm_root", message, inv.span, f.render() + " | xargs")
                 )
+                unread = False
+            else:
+                unread = True
+        if not items and runs_stdin_code(runs, replace_str) and (direct or unread):
+            # `… | xargs -0 sh -c`: each item becomes the shell's code (`sh -c ITEM`)
+            inv.exec_data = (*inv.exec_data, *direct)
+            if unread and not direct:
+                self.hits.append(
+                    Hit(
+                        "cmd.opaque_command",
+                        "xargs runs the lines of a file as shell code",
+                        inv.span,
+                        inv.render(),
+                    )
+                )
+        if not items and unread and recursive_delete(runs):
+            # `cat list | xargs rm -rf`, `python -c 'print(…)' | xargs rm -rf`: the targets are
+            # not on the line; code that names the home folder is read as naming it
+            home = any(names_home(self.invs[i]) for i in direct)
+            items = [Word("~", True, inv.span) if home else Word("$XARGS_ITEMS", False, inv.span)]
         if not items:
             return runs
         if replace_str:
@@ -752,37 +781,28 @@ class Unfolder(Runners):
             ]
         return [*runs, *items]
 
-    def _xargs_runs_input(
-        self, inv: Invocation, opts: list[Word], runs: list[Word], replace_str: str
-    ) -> None:
-        """``… | xargs sh -c``, ``xargs -I{} bash -c '{}'``, ``xargs -a FILE python3 -c``: what
-        xargs reads becomes the code itself (the first item is the ``-c`` string when none is
-        given, or the code starts with the replace string), so its input is run as code."""
-        prog = program_name(runs[0].text)
-        if prog in SHELLS:  # -c, or bundled as in -ec / -lc
-            marks = [
-                k for k, w in enumerate(runs[1:], 1)
-                if w.text.startswith("-") and w.text[1:2] != "-" and "c" in w.text[1:]
-            ]  # fmt: skip
-        elif prog in INTERPRETERS:  # python -c; php -r; node, perl, ruby -e (ruby -c checks)
-            flag = "-c" if prog.startswith(("python", "pypy")) else "-r" if prog == "php" else "-e"
-            marks = [k for k, w in enumerate(runs[1:], 1) if w.text == flag]
-        else:
-            return
-        if not marks:
-            return
-        code_at = marks[0] + 1
-        code = runs[code_at] if code_at is not None and code_at < len(runs) else None
-        if code is not None and not (replace_str and code.text.strip().startswith(replace_str)):
-            return
-        fed = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+    def _xargs_sources(self, inv: Invocation, opts: list[Word]) -> tuple[list[int], bool]:
+        """The invocations whose output xargs reads, and whether it also reads a file.
+
+        The stage right before xargs (`find . | grep -v x | xargs rm`: grep's output, not
+        find's), a process substitution given to ``-a`` or to ``<``, a file named there.
+        """
+        up = [i for i in inv.upstream if 0 <= i < len(self.invs)]
+        direct = [i for i in up if not any(i in self.invs[j].upstream for j in up)]
+        unread = False
+        files: list[Word] = [r.target for r in inv.redirects if r.op == "<" and r.fd in ("", "0")]
         for k, w in enumerate(opts):
             if w.text in ("-a", "--arg-file") and k + 1 < len(opts):
-                fed += list(opts[k + 1].subs)
-            elif w.text.startswith("--arg-file="):
-                fed += list(w.subs)
-        if fed:
-            inv.exec_data = (*inv.exec_data, *fed)
+                files.append(opts[k + 1])
+            elif w.text.startswith("--arg-file=") or (w.text.startswith("-a") and len(w.text) > 2):
+                files.append(w)
+        for f in files:
+            if f.procsub or f.subs:
+                subs = [i for i in f.subs if 0 <= i < len(self.invs)]
+                direct += [i for i in subs if not any(i in self.invs[j].upstream for j in subs)]
+            elif f.text != "/dev/null":
+                unread = True
+        return direct, unread
 
     def _variable_code(self, name: str, value: str, span: Span, ctx: Ctx) -> None:
         """A variable whose value a program later runs as a command (LESSOPEN, GIT_SSH_COMMAND)."""

@@ -73,6 +73,92 @@ def db_remote(inv: Invocation) -> str | None:
     return host
 
 
+# Tunnels that make a remote service answer on a port of this machine (`ssh -L 5433:db:5432`,
+# `kubectl port-forward svc/db 5433:5432`): a client of "localhost" there reaches the remote one.
+_SSH_ARG_OPTS = frozenset("BbcDEeFIiJLlmOopQRSWw")
+_FORWARD_ANY = frozenset(
+    {"sshuttle", "cloud-sql-proxy", "cloud_sql_proxy", "cloudflared", "teleport", "tsh",
+     "boundary", "chisel", "inlets", "bore", "frpc", "ngrok", "mutagen"}
+)  # fmt: skip
+_PORT = re.compile(r"(?:^|:)(\d{2,5})(?=:[^:]+:\d+$)|^(\d{2,5})$")
+_LISTEN = re.compile(r"(?i)^tcp[46]?-listen:(\d+)")
+DB_PORTS = {
+    "psql": "5432", "mysql": "3306", "mariadb": "3306", "redis-cli": "6379", "valkey-cli": "6379",
+    "mongo": "27017", "mongosh": "27017", "clickhouse-client": "9000", "cqlsh": "9042",
+}  # fmt: skip
+
+
+def _ssh_forwards(inv: Invocation) -> list[str]:
+    """The ``-L`` specs of an ssh command (``-L5433:db:5432``, ``-fNL 5433:db:5432``,
+    ``-o LocalForward=5433 db:5432``)."""
+    out: list[str] = []
+    args = inv.args
+    for i, a in enumerate(args):
+        value = (a[2:] or (args[i + 1] if i + 1 < len(args) else "")) if a.startswith("-o") else ""
+        if value and value.lower().lstrip().startswith("localforward"):
+            spec = re.sub(r"(?i)^\s*localforward\s*=?\s*", "", value).split()
+            out.append(spec[0] if spec else "*")
+            continue
+        if not a.startswith("-") or a.startswith("--"):
+            continue
+        for k, c in enumerate(a[1:], start=1):
+            if c in _SSH_ARG_OPTS:
+                if c == "L":
+                    out.append(a[k + 1 :] or (args[i + 1] if i + 1 < len(args) else ""))
+                break
+    return out
+
+
+def forwarded_ports(ctx: Context) -> frozenset[str] | None:
+    """The local ports this line forwards to another machine; ``"*"`` in the set when a
+    forward's port cannot be read. None when nothing is forwarded (most lines)."""
+    ports: set[str] = set()
+    for inv in ctx.invs:
+        n = inv.name
+        specs: list[str] = []
+        if n in ("ssh", "autossh"):
+            specs = _ssh_forwards(inv)
+        elif n in ("kubectl", "oc") and "port-forward" in inv.args:
+            after = inv.args[inv.args.index("port-forward") + 1 :]
+            local = [a.split(":", 1)[0] for a in after if a.replace(":", "").isdigit()]
+            specs = local or ["*"]
+        elif n in ("fly", "flyctl") and "proxy" in inv.args:
+            specs = ["*"]
+        elif n == "socat":
+            specs = [m.group(1) for a in inv.args if (m := _LISTEN.match(a))] or ["*"]
+        elif n in _FORWARD_ANY or (n in ("gcloud", "aws", "az") and _tunnel_verb(inv.args)):
+            specs = ["*"]
+        for spec in specs:
+            m = _PORT.search(spec.split("/")[0]) if spec != "*" else None
+            ports.add((m.group(1) or m.group(2)) if m else "*")
+    return frozenset(ports) if ports else None
+
+
+def _tunnel_verb(args: list[str]) -> bool:
+    flat = " ".join(args)
+    return "start-iap-tunnel" in flat or "PortForwarding" in flat or "bastion tunnel" in flat
+
+
+def client_port(inv: Invocation) -> str:
+    """The port a database or HTTP client connects to on this machine (its default if none)."""
+    args = inv.args
+    flags = ("-P", "--port") if inv.name in ("mysql", "mariadb") else ("-p", "--port", "-P")
+    for i, a in enumerate(args):
+        if a in flags and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--port="):
+            return a.split("=", 1)[1]
+        if m := re.match(r"(?i)^[a-z+]+://(?:[^@/]*@)?[^/:?]+:(\d+)", a):
+            return m.group(1)
+    return DB_PORTS.get(inv.name, "80")
+
+
+def tunnelled(inv: Invocation, ctx: Context) -> bool:
+    """Does this client's localhost connection go through a port the same line forwards?"""
+    ports = forwarded_ports(ctx)
+    return ports is not None and ("*" in ports or client_port(inv) in ports)
+
+
 def is_egress(inv: Invocation) -> bool:
     """Does this invocation reach the network?"""
     n = inv.name
@@ -226,6 +312,19 @@ def git_split(words: list[Word]) -> tuple[list[tuple[str, Span]], list[Word]]:
 
 
 REMOTE_PATH = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)")
+
+# Hosts that only a company network resolves: a bare name (`dev-host`, found through the DNS
+# search domain or ssh config), private-use names and private addresses.
+_INTERNAL_HOST = re.compile(
+    r"(?i)^(?:[a-z0-9][a-z0-9-]*|.+\.(?:internal|intranet|corp|lan|local|home\.arpa|intra|priv)|"
+    r"10(?:\.\d{1,3}){3}|192\.168(?:\.\d{1,3}){2}|172\.(?:1[6-9]|2\d|3[01])(?:\.\d{1,3}){2})$"
+)
+
+
+def internal_host(host: str) -> bool:
+    """Is ``host`` (``user@`` and ``:port`` stripped) a name only a company network resolves?"""
+    h = host.rsplit("@", 1)[-1].split(":", 1)[0].strip("[]")
+    return bool(h) and not h.isdigit() and _INTERNAL_HOST.match(h) is not None
 
 
 SHELL_ARG = re.compile(

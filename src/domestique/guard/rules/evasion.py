@@ -31,13 +31,58 @@ def _rule_privileged(ctx: Context) -> Iterator[Hit]:
         remote = "ssh remote" in inv.via and inv.via.index("ssh remote") < min(
             (inv.via.index(v) for v in PRIVILEGED_VIA if v in inv.via), default=-1
         )
-        if not said and not remote and not PRIVILEGED_VIA.isdisjoint(inv.via):
+        if (
+            not said
+            and not remote
+            and not PRIVILEGED_VIA.isdisjoint(inv.via)
+            and not system_package_install(inv)
+        ):
             said = True
             yield Hit("cmd.privilege.sudo", f"{inv.name} runs with raised privileges", inv.span,
                       inv.render())  # fmt: skip
         if inv.words and inv.words[0].text.startswith(TEMP_EXEC):
             yield Hit("cmd.temp_exec", f"runs {inv.words[0].text} from a temp folder", inv.span,
                       inv.render())  # fmt: skip
+
+
+# System package managers and the verbs that install or refresh packages by name from the
+# repositories the machine already trusts (signed indexes, set up by its administrator).
+_SYSTEM_PM = {
+    "apt-get": ("install", "update"), "apt": ("install", "update"), "dnf": ("install",),
+    "yum": ("install",), "microdnf": ("install",), "zypper": ("install", "in", "refresh"),
+    "apk": ("add", "update"), "pacman": ("-S", "-Sy", "--sync", "--needed"),
+}  # fmt: skip
+_PM_PLAIN_OPTS = frozenset(
+    {"-y", "--yes", "--assume-yes", "-q", "-qq", "--quiet", "--no-install-recommends",
+     "--no-install-suggests", "--noconfirm", "--needed", "--no-cache", "-n", "--non-interactive",
+     "--update", "--refresh", "--setopt=install_weak_deps=False", "-qy", "-yq", "--fix-missing",
+     "--no-upgrade", "--only-upgrade"}
+)  # fmt: skip
+_PACKAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_:=~*-]*$")
+_PLAIN_SUDO_ENV = frozenset({"DEBIAN_FRONTEND", "NEEDRESTART_MODE", "NEEDRESTART_SUSPEND"})
+
+
+def system_package_install(inv: Invocation) -> bool:
+    """``sudo apt-get install -y jq``: packages installed by name from the configured system
+    repositories through a plain ``sudo`` (no options, no other wrapper, no preserved
+    environment). Everyday set-up; ``./x.deb``, URLs, ``-o`` hooks, other config files and
+    unsigned-package switches are not names and still ask."""
+    verbs = _SYSTEM_PM.get(inv.name)
+    if verbs is None or inv.via not in (("sudo",), ("doas",)) or len(inv.wrapped) != 1:
+        return False
+    given = inv.wrapped[0][1]
+    if len(given) != len(inv.words) or any(k not in _PLAIN_SUDO_ENV for k in inv.env):
+        return False  # sudo's own options (-E, -u, -s …) before the command
+    args = inv.args
+    if not args or args[0] not in verbs:
+        return False
+    for a in args[1:]:
+        if a.startswith("-"):
+            if a not in _PM_PLAIN_OPTS:
+                return False
+        elif not _PACKAGE_NAME.match(a):
+            return False
+    return True
 
 
 # Dates before this year are not a build's: reproducible builds stamp 1980-01-01 (the zip epoch)

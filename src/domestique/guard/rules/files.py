@@ -29,6 +29,8 @@ from domestique.guard.rules.common import (
     cred_hint,
     db_remote,
     opts,
+    shadowed_tool,
+    tunnelled,
 )
 from domestique.guard.rules.registry import Context, position, rule
 from domestique.guard.rules.scoped import (
@@ -295,6 +297,11 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             or (n in ("sed", "perl") and any(a.startswith("-i") for a in args))
         ):
             yield Hit("cmd.history_wipe", f"{n} changes history or logs ({text})", t.span, judged)
+        if (via_redirect or n == "tee") and n not in DOWNLOADERS and "/" in text:
+            tool = shadowed_tool(text, ctx.cwd, ctx.env)
+            if tool:  # printf '#!/bin/sh …' > ~/.local/bin/sudo: a wrapper run as the real one
+                yield Hit("cmd.persistence", f"{n} writes a program named {tool} in a PATH "
+                          "folder", t.span, judged)  # fmt: skip
     if n in ("ln",) and args and args[0] in ("-s", "-sf", "-fs") and len(args) >= 3:
         dest = canonical_for_match(args[-1], ctx.cwd, ctx.env)
         if args[-2] == "/dev/null" and HISTORY_FILES.search(dest):
@@ -493,7 +500,10 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if n.startswith("kafka-") and "delete" in n:
             verbs.append(n)
         if n in ("docker", "podman", "docker-compose"):
-            verbs = container_data_verbs(args, compose=n == "docker-compose")
+            remote = any(k in ("DOCKER_HOST", "DOCKER_CONTEXT") for k in inv.env)
+            verbs = container_data_verbs(
+                [*args, "-H"] if remote else args, compose=n == "docker-compose"
+            )
         if n == "rclone" and {"sync", "move"} & set(args[:1]):
             verbs = args[:1]
         if n == "kubectl" and args[:1] == ["delete"]:
@@ -501,7 +511,7 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if (
             dry_run(args)
             or keeps_data(n, positional, args)
-            or (n in DB_CLIENTS and _this_machine(inv))
+            or (n in DB_CLIENTS and _this_machine(inv, ctx))
         ):
             verbs = []
         if verbs:
@@ -513,9 +523,9 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                   inv.span, judged)  # fmt: skip
     if n in DOWNLOADERS or n == "gh":
         flat = " ".join(args)
-        if _HTTP_DELETE.search(flat) or (
+        if (_HTTP_DELETE.search(flat) or (
             n in ("http", "https", "xh") and args[:1] and args[0].upper() == "DELETE"
-        ):  # fmt: skip
+        )) and not _loopback_only(inv, ctx):  # fmt: skip
             yield Hit("cmd.destructive.data", f"{n} sends an HTTP DELETE", inv.span, judged)
             return
     if n == "rsync" and any(a.startswith("--delete") for a in args):
@@ -538,7 +548,7 @@ def _rule_data(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         )
         return
     databases = ("psql", "mysql", "sqlite3", "mongo", "mongosh", "cqlsh", "clickhouse-client")
-    if _this_machine(inv):
+    if _this_machine(inv, ctx):
         return  # the developer's own local database (tests, dev data): theirs to reset
     if n in ("dropdb", "dropuser") or (n == "mysqladmin" and {"drop", "-f"} & set(args)):
         yield Hit("cmd.destructive.data", f"{n} drops a database or role", inv.span, judged)
@@ -557,10 +567,13 @@ _CONNINFO_ELSEWHERE = re.compile(
 )
 
 
-def _this_machine(inv: Invocation) -> bool:
+def _this_machine(inv: Invocation, ctx: Context) -> bool:
     """A database client (or dropdb) that connects to this machine: no host, or a loopback host,
-    named literally (``psql "$DATABASE_URL"`` may go anywhere)."""
+    named literally (``psql "$DATABASE_URL"`` may go anywhere), on a port the line does not
+    forward elsewhere (``ssh -L 5433:prod-db:5432 … && psql -h localhost -p 5433``)."""
     n = inv.name
+    if tunnelled(inv, ctx):
+        return False
     if n not in DB_CLIENTS and n not in ("dropdb", "dropuser", "mysqladmin"):
         return n == "sqlite3"  # a file on this machine
     if any("$" in a or "`" in a or _CONNINFO_ELSEWHERE.search(a) for a in inv.args) or any(
@@ -574,6 +587,28 @@ def _this_machine(inv: Invocation) -> bool:
         next((a.split("=", 1)[1] for a in inv.args if a.startswith("--host=")), ""),
     )
     return host in ("", "localhost", "::1") or host.startswith(("127.", "/"))
+
+
+_URL_HOST = re.compile(r"(?i)^(?:https?://)?(?:[^@/\s]*@)?(\[[^\]]*\]|[^/:?#\s]+)")
+# Every index or record at once (`/_all`, `/*`, `/logs-*`, a list): more than one named resource.
+_WIDE_PATH = re.compile(
+    r"(?i)/_all\b|\*|,|/_(?:data_stream|snapshot|delete_by_query)\b|/$|^(?::\d+)?$"
+)
+_LOOPBACK = re.compile(r"(?i)^(?:localhost|127(?:\.\d+){3}|\[::1\]|0\.0\.0\.0)$")
+
+
+def _loopback_only(inv: Invocation, ctx: Context) -> bool:
+    """Every address an HTTP client is given is this machine (``curl -X DELETE
+    localhost:9200/idx``, a local dev service) and no port of the line is forwarded away."""
+    urls = [a for a in inv.args if not a.startswith("-") and a.upper() != "DELETE"]
+    urls = [u for u in urls if "/" in u or ":" in u or "localhost" in u.lower()]
+    if not urls or tunnelled(inv, ctx):
+        return False
+    for u in urls:
+        m = _URL_HOST.match(u)
+        if m is None or not _LOOPBACK.match(m.group(1)) or _WIDE_PATH.search(u[m.end() :]):
+            return False
+    return not any(a in ("--connect-to", "--resolve", "-x", "--proxy") for a in inv.args)
 
 
 def _sql_fed(inv: Invocation, ctx: Context) -> list[str]:

@@ -287,9 +287,21 @@ _SAVED_EXEC_NAMES = (
     | (DECODERS - {"echo", "printf"})
     | FETCHERS
     | frozenset(INTERPRETERS)
-    | frozenset({"pip", "pip3", "docker", "make", "gmake", "bmake"})
+    | frozenset({"pip", "pip3", "docker", "make", "gmake", "bmake", "go"})
     | frozenset(_CONVENTIONAL)
 )  # fmt: skip (cp/install of a download is followed inside the rule)
+
+
+def _go_installed(args: list[str]) -> list[str]:
+    """The program names ``go install MODULE@VERSION`` builds (not the Go project's own)."""
+    out = []
+    for a in args:
+        path, at, _ = a.partition("@")
+        if at and "." in path.split("/", 1)[0] and not path.startswith("golang.org/"):
+            parts = [p for p in path.split("/") if p and not re.fullmatch(r"v\d+", p)]
+            if len(parts) > 1:
+                out.append(parts[-1])
+    return out
 
 
 @line_rule(programs=_SAVED_EXEC_NAMES)
@@ -297,6 +309,7 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
     saved: dict[str, tuple[str, Invocation]] = {}
     folders: dict[str, Invocation] = {}
     shadows: dict[str, Invocation] = {}  # a downloaded program put in a PATH folder, by name
+    installed: dict[str, Invocation] = {}  # a Go module built into ~/go/bin, by name
     inside: str | None = None  # the fetched folder a `cd` entered
     for inv in ctx.invs:
         if inv.name == "cd" and inv.args:
@@ -340,6 +353,14 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                     src.render() + " ; " + inv.render(),
                 )
         words = inv.words
+        if words and inv.name in installed and "/" not in words[0].text:
+            src = installed[inv.name]  # go install github.com/x/y@latest && y: `go run` it is
+            why = f"{inv.name} is built from its repository, then run"
+            yield Hit("cmd.untrusted_install", why, span_of(src.span, inv.span),
+                      src.render() + " ; " + inv.render())  # fmt: skip
+        if inv.name == "go" and inv.args[:1] == ["install"]:
+            for tool in _go_installed(inv.args[1:]):
+                installed[tool] = inv
         if words and inv.name in shadows and "/" not in words[0].text:
             src = shadows[inv.name]
             yield Hit(

@@ -28,6 +28,7 @@ from domestique.guard.rules.common import (
     decodes,
     downloads,
     git_split,
+    internal_host,
     is_egress,
     opts,
     span_of,
@@ -112,6 +113,7 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             and not all(
                 build_output(p, ctx.cwd, ctx.env) for p in local
             )  # a deploy of build output
+            and not _project_to_internal_host(local, paths[-1], ctx)
         ):
             yield Hit("cmd.file_transfer", f"{n} copies local files to {paths[-1].split(':')[0]}",
                       inv.span, inv.render())  # fmt: skip
@@ -133,6 +135,27 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         if (t in ("-F", "--form") and "=@" in nxt) or (t.startswith("--form=") and "=@" in t):
             yield Hit("cmd.file_transfer", f"{n} posts a file ({nxt or t})", w.span, inv.render())
             return
+
+
+def _project_to_internal_host(local: list[str], dest: str, ctx: Context) -> bool:
+    """``rsync -av ./ deploy@dev-host:/srv/app/``: the project's own files copied to a host
+    only the company network names (credential files are judged by their own rules)."""
+    if not internal_host(dest.split(":", 1)[0]):
+        return False
+    return all(
+        classify(p, ctx.cwd, ctx.env) in (Place.PROJECT, Place.PROJECT_ROOT)
+        and not cred_hint(p)
+        and not _SENSITIVE_NAME.search(p)
+        for p in local
+    )
+
+
+# Names of files that hold secrets or data rather than the project's code: they ask wherever
+# they go (`scp config/secrets.yml devbox:`, `rsync db.dump host:`).
+_SENSITIVE_NAME = re.compile(
+    r"(?i)secret|credential|passw|token|\.env\b|\.pem$|\.key$|\.p12$|\.pfx$|id_[rde]|\.kdbx$|"
+    r"\.sql(?:\.gz)?$|\.dump$|\.bak$|\.sqlite3?$|\.db$|backup|\.tfstate|kubeconfig|\.npmrc|\.pypirc"
+)
 
 
 _FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox"})

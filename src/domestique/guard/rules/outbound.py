@@ -13,13 +13,14 @@ a push URL set to somewhere else (``git remote set-url --push``, ``remote.X.push
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from domestique.guard import flows
 from domestique.guard.model import Hit, Invocation
 from domestique.guard.names import INTERPRETERS
 from domestique.guard.paths import Place, classify
-from domestique.guard.rules.common import DROP_HOSTS, span_of, storage_upload
+from domestique.guard.rules.common import DROP_HOSTS, internal_host, span_of, storage_upload
 from domestique.guard.rules.network import SENDERS
 from domestique.guard.rules.registry import Context, line_rule, rule
 
@@ -201,3 +202,46 @@ def _rule_project_uploaded(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         ):
             yield Hit("cmd.file_transfer", f"git config {positional[1]} sends later pushes "
                       "elsewhere", inv.span, judged)  # fmt: skip
+
+
+# Anonymous, throw-away image registries: anyone pulls what is pushed there, no account needed.
+_DROP_REGISTRIES = re.compile(
+    r"(?i)^(?:ttl\.sh|registry\.ngrok\.\w+|"
+    r"[\w.-]+\.(?:ngrok\.io|ngrok-free\.app|trycloudflare\.com|loca\.lt|serveo\.net))(?::\d+)?$"
+)
+_PUBLIC_IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
+
+
+def _pushed_images(inv: Invocation) -> list[str]:
+    """The image references a container tool pushes: ``docker push REF``, ``buildx build
+    --push -t REF``, ``skopeo copy SRC docker://REF``, ``crane push TAR REF``."""
+    n, args = inv.name, inv.args
+    positional = [a for a in args if not a.startswith("-")]
+    if n in ("docker", "podman", "nerdctl", "buildah") and positional[:1] == ["push"]:
+        return positional[1:]
+    if n in ("docker", "podman") and "--push" in args:
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--tag")]
+    if n == "skopeo" and positional[:1] == ["copy"]:
+        return [p.split("://", 1)[1] for p in positional[2:] if p.startswith("docker://")]
+    if n == "crane" and positional[:1] in (["push"], ["copy"]):
+        return positional[2:3]
+    return []
+
+
+@rule(programs={"docker", "podman", "nerdctl", "buildah", "skopeo", "crane"}, args=True)
+def _rule_image_pushed(inv: Invocation, ctx: Context) -> Iterator[Hit]:
+    """An image pushed to an anonymous registry (``ttl.sh``) or to a bare public address: the
+    project's files in it leave for a place no company runs. A push to a named registry is the
+    everyday deploy (the guard cannot tell the company's from another: docs/known-escapes.md)."""
+    for ref in _pushed_images(inv):
+        registry = ref.split("/", 1)[0] if "/" in ref else ""
+        if not registry or internal_host(registry) or flows.loopback(registry.split(":")[0]):
+            continue
+        if _DROP_REGISTRIES.match(registry):
+            yield Hit("cmd.exfiltration", f"{inv.name} pushes an image to an anonymous registry "
+                      f"({registry[:60]})", inv.span, inv.render())  # fmt: skip
+            return
+        if _PUBLIC_IP.match(registry):
+            yield Hit("cmd.file_transfer", f"{inv.name} pushes an image to a bare address "
+                      f"({registry[:60]})", inv.span, inv.render())  # fmt: skip
+            return

@@ -31,10 +31,29 @@ def container_data_verbs(args: list[str], *, compose: bool = False) -> list[str]
     if pos[:1] == ["volume"] and pos[1:] in (["rm"], ["prune"], ["remove"]):
         return pos[:1]
     if (compose or pos[:1] == ["compose"]) and "down" in args and volumes:
-        return ["down -v" if compose else "compose down -v"]  # named volumes (databases) too
+        # The volumes the project's own compose file declares (its dev database), on this
+        # machine's daemon: the project's to reset. Another daemon, or a compose file from
+        # outside the project, names someone else's.
+        if not _compose_elsewhere(args):
+            return []
+        return ["down -v" if compose else "compose down -v"]
     if (pos[:1] == ["rm"] or pos == ["container", "rm"] or pos[1:] == ["prune"]) and volumes:
         return pos[:1]
     return []
+
+
+def _compose_elsewhere(args: list[str]) -> bool:
+    for i, a in enumerate(args):
+        flag, eq, value = a.partition("=")
+        if flag in ("-H", "--host", "-c", "--context", "-p", "--project-name") or a.startswith(
+            "-H"
+        ):  # another daemon, or a project named by name (it may be another one)
+            return True
+        if flag in ("-f", "--file", "--project-directory"):
+            path = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            if path.startswith(("/", "~", "$")) or ".." in path.split("/"):
+                return True
+    return False
 
 
 # Read-only or waiting kubectl verbs: a later word such as ``--for delete`` names no deletion.
@@ -150,7 +169,8 @@ _LOCK_FILES = frozenset(
 
 
 def only_lock_files(sub: str, args: list[str]) -> bool:
-    """``git checkout -- package-lock.json``, ``git restore poetry.lock``: lock files only."""
+    """``git checkout -- package-lock.json``, ``git restore src/app.py``: lock files or files
+    named one by one (not a folder, a glob or the whole tree)."""
     if sub == "checkout":
         if "--" not in args:
             return False
@@ -159,8 +179,14 @@ def only_lock_files(sub: str, args: list[str]) -> bool:
         paths = [a for i, a in enumerate(args) if not a.startswith("-")
                  and args[i - 1] not in ("-s", "--source") and a != "--"]  # fmt: skip
     return bool(paths) and all(
-        p.rsplit("/", 1)[-1] in _LOCK_FILES and ".." not in p.split("/") for p in paths
+        (p.rsplit("/", 1)[-1] in _LOCK_FILES or _NAMED_FILE.match(p)) and ".." not in p.split("/")
+        for p in paths
     )
+
+
+# One file named with its extension (`src/app.py`): an edit of that file undone, as an editor's
+# revert would; `.`, a folder, a glob, `:/` or a magic pathspec discard more than the file named.
+_NAMED_FILE = re.compile(r"^(?!:)(?:[\w@+-][\w.@+-]*/)*[\w@+-][\w@+-]*(?:\.[\w-]+)+$")
 
 
 # Options of scp and rsync whose value is the next word (a port, key, jump host, remote shell).
