@@ -12,9 +12,10 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from domestique.frozen_class import dataclass, field
 
 SCHEMA_VERSION = 1
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from domestique.frozen_class import dataclass
 from domestique.guard.env import GuardEnv
 from domestique.guard.fastpath import is_plainly_safe
 from domestique.records import (

@@ -15,9 +15,10 @@ stay stdlib-only and the decision import the rendering without an import cycle.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from domestique.frozen_class import dataclass, field
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,10 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from domestique.frozen_class import dataclass, field
 from domestique.records import (
     Action,
     Actor,

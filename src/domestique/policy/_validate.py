@@ -11,9 +11,9 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+from domestique.frozen_class import dataclass, field
 from domestique.policy._locate import Path as KeyPath
 from domestique.policy._locate import Positions
 from domestique.policy._model import (
