@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from domestique import frozen_class
 from domestique.frozen_class import dataclass
@@ -35,6 +34,8 @@ from domestique.hooks.paths import (
 )
 from domestique.hooks.protocol import EventKind, HookEvent
 from domestique.records import Action, Evidence, JSONValue, Reason, Verdict
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
 if TYPE_CHECKING:
     from domestique.detect import Scanner

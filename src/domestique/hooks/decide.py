@@ -19,7 +19,6 @@ import stat
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from domestique import __version__, frozen_class
 from domestique.audit._mask import may_hold_secret
@@ -41,6 +40,8 @@ from domestique.records import (
     Verdict,
     current_user_and_host,
 )
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
 if TYPE_CHECKING:
     from domestique.detect import Scanner

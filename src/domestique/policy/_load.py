@@ -36,7 +36,6 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from domestique import frozen_class
 from domestique.frozen_class import dataclass
@@ -52,6 +51,10 @@ from domestique.policy._model import (
 )
 from domestique.policy._validate import PROJECT, LayerResult
 from domestique.records import JUDGING_COMPONENTS, Action, Actor, Component, PolicyRef
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _DEFAULT_SETTINGS = {"unmatched": Action.DENY, "unknown_tool": Action.ASK}
 
