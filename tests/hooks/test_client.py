@@ -506,3 +506,34 @@ def test_an_in_process_decision_loads_no_dataclasses_inspect_or_typing(
         chain = found.get(name)
         engine = [p for p in chain or () if p.startswith("domestique.detect.") and p not in light]
         assert chain is None or engine, (name, chain)
+
+
+def test_a_call_that_exits_without_interpreter_teardown_leaves_its_records_verified(
+    daemon: dict[str, str], repo: Path
+) -> None:
+    """The installed command ends with `os._exit` once its answer is written: every record of
+    in-process decisions is committed by then, the chain and its head checkpoint verify, and
+    the next writer (the daemon) appends after them."""
+    from domestique.audit import DB_NAME, verify
+
+    installed = _installed("claude-code", daemon, repo)
+    off = dict(daemon, DOMESTIQUE_HOOKD="off")
+    home = Path(daemon["DOMESTIQUE_HOME"])
+    before = verify(home).records if (home / DB_NAME).exists() else 0
+    for command in ("git status", CURL_SH, "git status"):
+        expected = "allow" if command == "git status" else "deny"
+        r = _run(installed, shell_payload("claude-code", command, repo), off, repo)
+        assert decision("claude-code", r) == expected, r
+    after = verify(home)
+    assert after.ok, after.problem
+    assert after.records == before + 3
+    assert (
+        decision(
+            "claude-code",
+            _run(installed, shell_payload("claude-code", CURL_SH, repo), daemon, repo),
+        )
+        == "deny"
+    )
+    final = verify(home)
+    assert final.ok, final.problem
+    assert final.records == before + 4

@@ -18,4 +18,13 @@ if __name__ == "__main__":
     sys.path.append(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     from domestique.hooks.wire import main
 
-    raise SystemExit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    if sys.argv[1:2] != ["--daemon"]:
+        # The answer is written and flushed (and a daemon started): the host waits for this
+        # exit, so skip tearing down the interpreter (a committed audit record is durable).
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    raise SystemExit(code)
