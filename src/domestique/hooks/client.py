@@ -8,7 +8,9 @@ a bare ``python -c pass``. This script only puts its own installation's folder o
 daemon and, when the daemon cannot answer, loads the whole package and decides in-process. It is
 this short because a script is compiled from source on every call; the module it imports is read
 from its byte-code cache, which ``-I`` lets Python write on first use (``PYTHONDONTWRITEBYTECODE``
-is one of the variables it ignores).
+is one of the variables it ignores). Once the answer is written and flushed it ends with
+``os._exit``: tearing the interpreter down (every module the in-process decision loaded) only
+delays the exit the host waits for, and every audit record is committed by then.
 """
 
 if __name__ == "__main__":
