@@ -14,14 +14,13 @@ code location: it names the store's path and the cause.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import os
-import sqlite3
-import traceback
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from domestique import frozen_class
 from domestique.records import Action, DecisionRecord, Reason, Verdict
 
 # errno values a user can act on, in plain words; the rest use the C library's own text.
@@ -59,7 +58,10 @@ def describe_cause(exc: BaseException) -> str | None:
     if isinstance(exc, OSError) and exc.errno is not None:
         words = _ERRNO_WORDS.get(exc.errno) or os.strerror(exc.errno).lower()
         return f"{words} (errno {exc.errno})"
-    if isinstance(exc, sqlite3.Error):
+    # Only a process that loaded sqlite3 can raise its errors (a hook deciding in-process
+    # without the audit store has not): it is not imported here for that.
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         name = getattr(exc, "sqlite_errorname", None)
         if isinstance(name, str) and name.startswith("SQLITE_"):
             primary = "_".join(name.split("_")[:2])  # SQLITE_READONLY_DBMOVED -> SQLITE_READONLY
@@ -91,7 +93,11 @@ def error_reason(exc: BaseException, code: str = "engine.internal_error") -> Rea
     if code == "audit.write_failed":
         return Reason(code, f"cannot write the audit store: {type(exc).__name__}; failing closed")
     where = ""
-    tb = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else None
+    tb = None
+    if exc.__traceback__:
+        import traceback  # an error path: kept off the hook's import time
+
+        tb = traceback.extract_tb(exc.__traceback__)
     if tb:
         frame = tb[-1]
         where = f" at {Path(frame.filename).name}:{frame.lineno} in {frame.name}"
@@ -148,7 +154,7 @@ def record_or_deny(
         stored = append(record)
     except BaseException as exc:  # noqa: BLE001 - an unrecorded decision must not allow
         reason = error_reason(exc, "audit.write_failed")
-        return dataclasses.replace(
+        return frozen_class.replace(
             record, action=action, reasons=(*record.reasons, reason), would_action=None
         )
     if isinstance(stored, DecisionRecord) and stored.action in (record.action, action):
@@ -183,5 +189,5 @@ def decide_and_record(
         failed = Verdict(action, (*verdict.reasons, error_reason(exc, code)))
         record = build(failed)
         if record.action is not action:
-            record = dataclasses.replace(record, action=action, would_action=None)
+            record = frozen_class.replace(record, action=action, would_action=None)
     return record_or_deny(append, record, stop=action)

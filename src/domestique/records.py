@@ -12,9 +12,13 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+
+from domestique.frozen_class import dataclass, field
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA_VERSION = 1
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from domestique.audit._store import (
     DB_NAME,
@@ -26,6 +25,8 @@ from domestique.audit._store import (
 from domestique.boundary import record_or_deny
 from domestique.keys import domestique_home
 from domestique.records import Action, DecisionRecord
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
 if TYPE_CHECKING:  # imported on first use: the hook's append path never needs them
     from domestique.audit._verify import VerifyResult, verify

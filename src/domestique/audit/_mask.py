@@ -11,11 +11,11 @@ engine.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+from domestique import frozen_class
 from domestique.records import DecisionRecord, JSONValue
 
 # A run of token characters, long enough to be a token, with a letter and a digit in it.
@@ -96,10 +96,10 @@ def with_org_fingerprints(record: DecisionRecord) -> DecisionRecord:
     ):
         return record
     reasons = tuple(
-        dataclasses.replace(
+        frozen_class.replace(
             r,
             evidence=tuple(
-                dataclasses.replace(e, org_fingerprint=org_fingerprint_of(e.fingerprint))
+                frozen_class.replace(e, org_fingerprint=org_fingerprint_of(e.fingerprint))
                 if e.fingerprint and not e.org_fingerprint and org_fingerprint_of(e.fingerprint)
                 else e
                 for e in r.evidence
@@ -107,7 +107,7 @@ def with_org_fingerprints(record: DecisionRecord) -> DecisionRecord:
         )
         for r in record.reasons
     )
-    return dataclasses.replace(record, reasons=reasons)
+    return frozen_class.replace(record, reasons=reasons)
 
 
 def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRecord:
@@ -131,15 +131,15 @@ def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRec
         return mask(value) if may_hold_secret(value) else value
 
     ancestry = tuple(
-        dataclasses.replace(a, cmdline=text(a.cmdline)) if a.cmdline else a
+        frozen_class.replace(a, cmdline=text(a.cmdline)) if a.cmdline else a
         for a in record.subject.ancestry
     )
     reasons = tuple(
-        dataclasses.replace(
+        frozen_class.replace(
             r,
             message=text(r.message),
             evidence=tuple(
-                dataclasses.replace(e, preview=text(e.preview)) if e.preview else e
+                frozen_class.replace(e, preview=text(e.preview)) if e.preview else e
                 for e in r.evidence
             ),
         )
@@ -147,5 +147,5 @@ def mask_record(record: DecisionRecord, home: Path | None = None) -> DecisionRec
     )
     obj = {k: (_apply(v, mask) if k in MASKED_OBJECT_KEYS else v) for k, v in record.object.items()}
     markers = tuple(text(m) for m in record.subject.markers)
-    subject = dataclasses.replace(record.subject, ancestry=ancestry, markers=markers)
-    return dataclasses.replace(record, subject=subject, reasons=reasons, object=obj)
+    subject = frozen_class.replace(record.subject, ancestry=ancestry, markers=markers)
+    return frozen_class.replace(record, subject=subject, reasons=reasons, object=obj)

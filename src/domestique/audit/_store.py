@@ -33,9 +33,9 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from domestique.frozen_class import dataclass
 from domestique.keys import domestique_home, ensure_private_dir, install_key
 from domestique.records import DecisionRecord, to_canonical_json
 

@@ -16,7 +16,7 @@ registry reads) must not pull in RE2 and the automaton, so a process that only n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
 if TYPE_CHECKING:
     from domestique.detect.engine import Scanner

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 import re2
 
 from domestique.detect.doc_examples import shown_as_example
+from domestique.detect.entropy import shannon_entropy
 from domestique.detect.re2opts import (
     compile_for_ascii,
     compile_once,
@@ -31,12 +32,7 @@ from domestique.detect.re2opts import (
 )
 from domestique.detect.reserved import example_password, example_token
 from domestique.detect.ruleset import Rule
-from domestique.detect.validators import (
-    VALIDATORS,
-    placeholder_phrase,
-    shannon_entropy,
-    spells_field_name,
-)
+from domestique.detect.validators import VALIDATORS, placeholder_phrase, spells_field_name
 
 MAX_WINDOW_GROWTH = 64 * 1024
 # Windows of a rule this close are first searched as one range (see ``_first_matches``): an RE2

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from domestique.detect.validators import shannon_entropy
+from domestique.detect.entropy import shannon_entropy
 from domestique.keys import Fingerprinter
 
 CODE = "secret.known_value"

@@ -13,10 +13,10 @@ import json
 import math
 import re
 import zlib
-from collections import Counter
 from collections.abc import Callable
 from urllib.parse import unquote_plus
 
+from domestique.detect.entropy import shannon_entropy
 from domestique.detect.reserved import (
     example_basic_credential,
     example_iban,
@@ -28,15 +28,6 @@ from domestique.detect.reserved import (
 
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _BASE62_INDEX = {c: i for i, c in enumerate(BASE62)}
-
-
-def shannon_entropy(value: str) -> float:
-    """Shannon entropy of ``value`` in bits per character (0.0 for the empty string)."""
-    n = len(value)
-    if n == 0:
-        return 0.0
-    counts = Counter(value)
-    return -sum((c / n) * math.log2(c / n) for c in counts.values())
 
 
 def base62_encode(number: int, width: int) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import NamedTuple
+
+from domestique.frozen_class import dataclass
 
 MAX_SCRIPT_BYTES = 256 * 1024  # a script the command runs is read up to this size
 
@@ -27,13 +28,15 @@ def read_script(path: str) -> bytes | None:
         return None
 
 
-class GuardEnv(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class GuardEnv:
     """What the guard may know of the machine.
 
     ``home`` and ``tmpdir`` are HOME and TMPDIR (empty: unset), used to say where a path points;
     ``domestique_home`` is DOMESTIQUE_HOME (the guard's own files, protected); ``read_file``
-    reads a script the command runs (None: scripts are not read, and say so). A tuple: cheap
-    to build on every judgement, immutable, and hashable for the guard's caches.
+    reads a script the command runs (None: scripts are not read, and say so). Frozen: cheap
+    to build on every judgement, immutable, and hashable for the guard's caches (not a
+    NamedTuple: ``typing`` is one import more on a cold hook call).
     """
 
     home: str = ""

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from domestique.frozen_class import dataclass
 from domestique.guard.env import GuardEnv
 from domestique.guard.fastpath import is_plainly_safe
 from domestique.records import (
@@ -30,7 +29,10 @@ from domestique.records import (
     Verdict,
 )
 
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from domestique.detect import Scanner
     from domestique.guard.model import Hit
     from domestique.policy import EffectivePolicy
@@ -218,7 +220,8 @@ def _reasons(hits: Sequence[Hit], mask: Any) -> tuple[Reason, ...]:
 _VARIABLE_KEY = re.compile(r"\$\{?(?:PWD|HOME|USER|TMPDIR|OLDPWD)\}?\"?\s*[:=]\s*\"?$")
 
 
-class _SecretHit(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _SecretHit:
     code: str
     message: str
     span: tuple[int, int]

@@ -20,12 +20,11 @@ here opens a file but through :attr:`Inputs.read` (path matching resolves symlin
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from domestique import frozen_class
+from domestique.frozen_class import dataclass
 from domestique.hooks.hosts._common import absolute
 from domestique.hooks.paths import (
     glob_reads_credentials,
@@ -35,6 +34,8 @@ from domestique.hooks.paths import (
 )
 from domestique.hooks.protocol import EventKind, HookEvent
 from domestique.records import Action, Evidence, JSONValue, Reason, Verdict
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
 if TYPE_CHECKING:
     from domestique.detect import Scanner
@@ -182,7 +183,7 @@ def _prompt(
         return policy.decide(reasons, ctx), obj
     verdict = policy.decide([r for r in reasons if r not in left], ctx)
     obj["left_to_firewall"] = [r.code for r in left]
-    return dataclasses.replace(verdict, reasons=(*verdict.reasons, *left)), obj
+    return frozen_class.replace(verdict, reasons=(*verdict.reasons, *left)), obj
 
 
 def url_host(url: str) -> str | None:

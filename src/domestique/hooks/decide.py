@@ -14,18 +14,16 @@ caches kept warm, by the per-user daemon (:mod:`domestique.hooks.daemon`).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import stat
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from domestique import __version__
+from domestique import __version__, frozen_class
 from domestique.audit._mask import may_hold_secret
 from domestique.boundary import decide_and_record, error_reason
+from domestique.frozen_class import dataclass, field
 from domestique.hooks.assess import Inputs, Texts, assess, url_host
 from domestique.hooks.hosts import host_action, parse_event, render, unenforced
 from domestique.hooks.messages import ERROR_PREFIXES, WHAT, compose_message
@@ -42,6 +40,8 @@ from domestique.records import (
     Verdict,
     current_user_and_host,
 )
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
 if TYPE_CHECKING:
     from domestique.detect import Scanner
@@ -133,14 +133,14 @@ class Masker:
     def subject(self, subject: Subject) -> Subject:
         """The ancestry's command lines (``claude -p "my key is …"``) masked too."""
         ancestry = tuple(
-            dataclasses.replace(a, cmdline=self.text(a.cmdline)) if a.cmdline else a
+            frozen_class.replace(a, cmdline=self.text(a.cmdline)) if a.cmdline else a
             for a in subject.ancestry
         )
-        return dataclasses.replace(subject, ancestry=ancestry)
+        return frozen_class.replace(subject, ancestry=ancestry)
 
     def reason(self, reason: Reason) -> Reason:
-        evidence = tuple(dataclasses.replace(e, where=self.text(e.where)) for e in reason.evidence)
-        return dataclasses.replace(reason, message=self.text(reason.message), evidence=evidence)
+        evidence = tuple(frozen_class.replace(e, where=self.text(e.where)) for e in reason.evidence)
+        return frozen_class.replace(reason, message=self.text(reason.message), evidence=evidence)
 
 
 # --- one call -------------------------------------------------------------------------------
@@ -305,7 +305,7 @@ class Judge:
         from domestique.audit import record_decision
 
         masker = Masker(self.scanner, self.known_values)
-        record = dataclasses.replace(record, subject=masker.subject(record.subject))
+        record = frozen_class.replace(record, subject=masker.subject(record.subject))
         return record_decision(record, home=self.home, stop=Action.DENY)
 
     def subject(
@@ -319,7 +319,7 @@ class Judge:
         markers = subject.markers
         if agent is None:
             agent, markers = host, (*markers, f"hook:{host}")
-        return dataclasses.replace(subject, session_id=session_id, agent=agent, markers=markers)
+        return frozen_class.replace(subject, session_id=session_id, agent=agent, markers=markers)
 
 
 def fallback_subject() -> Subject:

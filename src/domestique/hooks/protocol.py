@@ -15,16 +15,19 @@ stay stdlib-only and the decision import the rendering without an import cycle.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
 
+from domestique.frozen_class import dataclass, field
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
+
+    Entries = dict[str, list[dict[str, Any]]]  # settings event name → Domestique's entries
 
 Reply = tuple[bytes, bytes, int]  # stdout, stderr, exit code
 TIMEOUT_S = 10  # seconds: the timeout every installed hook entry has
-Entries = dict[str, list[dict[str, Any]]]  # settings event name → Domestique's entries
 
 
 class MalformedInput(ValueError):

@@ -30,16 +30,15 @@ parsed or written is ignored: the policy is then read from the TOML files.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from domestique import frozen_class
+from domestique.frozen_class import dataclass
 from domestique.keys import domestique_home, ensure_private_dir
 from domestique.policy._locate import Positions, line_col_of_offset
 from domestique.policy._model import (
@@ -52,6 +51,10 @@ from domestique.policy._model import (
 )
 from domestique.policy._validate import PROJECT, LayerResult
 from domestique.records import JUDGING_COMPONENTS, Action, Actor, Component, PolicyRef
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _DEFAULT_SETTINGS = {"unmatched": Action.DENY, "unknown_tool": Action.ASK}
 
@@ -548,7 +551,7 @@ def build_policy(layers: Sequence[LayerFile]) -> EffectivePolicy:
             loaded.append((layer, found))
     policy = merge_layers(loaded, registered)
     if revision and policy.valid:
-        policy.ref = dataclasses.replace(policy.ref, bundle=revision)
+        policy.ref = frozen_class.replace(policy.ref, bundle=revision)
     return policy
 
 

@@ -11,7 +11,8 @@ find falls back to the nearest enclosing path, then to ``1:1``.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+
+from domestique.frozen_class import dataclass, field
 
 PathPart = str | int
 Path = tuple[PathPart, ...]

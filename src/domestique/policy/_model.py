@@ -9,10 +9,9 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any
 
+from domestique.frozen_class import dataclass, field
 from domestique.records import (
     Action,
     Actor,
@@ -23,6 +22,10 @@ from domestique.records import (
     canonical_json,
     most_severe,
 )
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 POLICY_VERSION = 1
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
+from domestique.frozen_class import dataclass, field
 from domestique.policy._locate import Path as KeyPath
 from domestique.policy._locate import Positions
 from domestique.policy._model import (
@@ -27,6 +26,10 @@ from domestique.policy._model import (
     is_protected,
 )
 from domestique.records import JUDGING_COMPONENTS, Action, Actor
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 TOP_KEYS = ("version", "settings", "rules")
 SETTINGS_KEYS = ("unmatched", "unknown_tool", "mode")

@@ -11,9 +11,12 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
 
 from domestique.hooks.protocol import EventKind, HookEvent, MalformedInput, ToolSpec, UnknownEvent
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def obj(value: object, where: str) -> dict[str, Any]:

@@ -5,8 +5,6 @@ UserPromptSubmit (``prompt``); ``session_id``, ``cwd``. Deny is the JSON
 
 from __future__ import annotations
 
-from typing import Any
-
 import domestique.hooks.hosts._common as c
 from domestique.hooks.protocol import (
     TIMEOUT_S,
@@ -18,6 +16,10 @@ from domestique.hooks.protocol import (
     ToolSpec,
     dumps,
 )
+
+TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
+if TYPE_CHECKING:
+    from typing import Any
 
 TOOLS: dict[str, ToolSpec] = {
     "Bash": ToolSpec(EventKind.SHELL, command="command"),
