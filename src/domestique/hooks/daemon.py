@@ -21,7 +21,8 @@ Wire format (request, :func:`domestique.hooks.wire.encode_request`):
 and the hook payload up to EOF. Reply: ``DQR1 <exit> <len stdout> <len stderr>\\n`` then stdout
 and stderr. A client of another installation gets ``DQN1\\n`` and one of another protocol version
 no answer at all: either decides in-process, with its own code, rather than take this daemon's
-word.
+word. ``domestique check`` sends a ``DQC1`` request (:mod:`domestique.cli._fast`,
+:mod:`domestique.hooks.checkd`) and gets the same ``DQR1`` reply, exit 0, 1 or 2.
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ class HookDaemon:
     def warm(self) -> None:
         """Import and build what decisions need, so the first hook is as fast as the rest."""
         import domestique.audit
+        import domestique.cli.check
         import domestique.guard  # noqa: F401 - imported to have it loaded before any request
 
         self.judge.policy(None)
@@ -165,6 +167,9 @@ class HookDaemon:
         host = ""
         try:
             data = _recv_all(conn)
+            if data.startswith(b"DQC1 "):
+                self.check(conn, data, creds)
+                return
             if not data.startswith(b"DQH2 "):
                 return  # another version's client: no answer, it decides in-process
             pid, host, cwd, env, ident, payload = parse_request(data)
@@ -181,6 +186,22 @@ class HookDaemon:
         except Exception as exc:  # noqa: BLE001 - a request we cannot serve is a deny
             reply = fail_closed_reply(host, b"", "engine.internal_error", type(exc).__name__)
         conn.sendall(encode_reply(reply))
+
+    def check(self, conn: socket.socket, data: bytes, creds: tuple[int, int] | None) -> None:
+        """Answer a ``domestique check`` process (:mod:`domestique.hooks.checkd`). No answer at
+        all when the request or the caller's context cannot be used, or the run fails: the
+        client then runs the command in-process (never two answers, never an allow on doubt)."""
+        from domestique.hooks.checkd import encode_captured, parse_check, serve_check
+
+        try:
+            pid, argv, cwd, env, ident = parse_check(data)
+            if ident != self.identity:
+                conn.sendall(b"DQN1\n")  # another installation: it runs in-process
+                return
+            captured = serve_check(argv, cwd, env, creds[0] if creds is not None else pid)
+        except Exception:  # noqa: BLE001 - no answer: the client runs the command itself
+            return
+        conn.sendall(encode_captured(captured))
 
     def serve(self) -> int:
         ensure_private_dir(self.home)
