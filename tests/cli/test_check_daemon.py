@@ -348,3 +348,83 @@ def test_the_fast_path_imports_no_more_than_its_client(
         "domestique.hooks.wire",
     }
     assert not imported & {"argparse", "json", "dataclasses", "pathlib", "socket"}
+
+
+def _policy(action: str) -> str:
+    """A user policy deciding ``curl … | sh``: ``allow`` and ``deny`` spelled to one size."""
+    rule_id = "edit-test" if action == "allow" else "edit-test0"
+    return (
+        f'version = 1\n[[rules]]\nid = "{rule_id}"\ncodes = ["cmd.pipe_to_shell"]\n'
+        f'action = "{action}"\n'
+    )
+
+
+def _rewrite_same_stat(path: Path, text: str) -> None:
+    """Replace the file's bytes in place, same size, its modification time put back."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    with path.open("r+b") as fh:
+        fh.write(text.encode())
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_a_policy_edited_between_two_requests_decides_the_second(
+    daemon: int, base_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """The daemon keeps the policy warm, never stale: the user's policy is rewritten between
+    two commands within a second, to the same size and modification time, and the second
+    command is judged by the new text (a deny, then an allow, then a deny again)."""
+    policy = Path(base_env["DOMESTIQUE_HOME"]) / "policy.toml"
+    policy.write_text(_policy("deny"))
+    env = _broken_imports(base_env, tmp_path)  # only the daemon can answer
+    results = [_check(["--", *CURL_SH], env, project)]
+    _rewrite_same_stat(policy, _policy("allow"))
+    results.append(_check(["--", *CURL_SH], env, project))
+    _rewrite_same_stat(policy, _policy("deny"))
+    results.append(_check(["--", *CURL_SH], env, project))
+    assert [r[2] for r in results] == [1, 0, 1], results
+    assert [r[0].split("\n", 1)[0] for r in results] == ["deny", "allow", "deny"]
+    assert _alive(daemon)
+
+
+def test_the_policy_content_key_sees_a_same_size_same_mtime_edit(tmp_path: Path) -> None:
+    """The stat-keyed hash memo (what lets a warm process skip hashing) never hides an edit."""
+    from domestique.policy._load import _content_key
+
+    path = tmp_path / "policy.toml"
+    path.write_text(_policy("deny"))
+    first = _content_key(path)
+    assert _content_key(path) == first  # unchanged
+    _rewrite_same_stat(path, _policy("allow"))
+    second = _content_key(path)
+    assert second not in (None, first)
+    path.unlink()
+    assert _content_key(path) is None
+
+
+def test_a_stat_that_cannot_tell_two_writes_apart_is_not_trusted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writes within one tick of the file system's clock leave the very same stat (ctime
+    included). A hash taken less than that margin after the file's last change is not reused,
+    so the second write is still seen; an old file's hash is reused."""
+    import types
+
+    from domestique.policy import _load
+
+    path = tmp_path / "policy.toml"
+    path.write_text(_policy("deny"))
+    frozen = os.stat(path)  # every later stat of the file says this, as in one clock tick
+    fake_os = types.SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if k[:2] != "__"})
+    fake_os.stat = lambda p, *a, **kw: frozen if str(p) == str(path) else os.stat(p, *a, **kw)
+    monkeypatch.setattr(_load, "os", fake_os)
+    first = _load._content_key(path)
+    path.write_text(_policy("allow"))  # same size; the stat above is what the code sees
+    second = _load._content_key(path)
+    assert second not in (None, first)
+    # Long after that change, the stat stands in for the bytes: no read at all.
+    clock = types.SimpleNamespace(time_ns=lambda: frozen.st_ctime_ns + 10 * _load._RACY_NS)
+    monkeypatch.setattr(_load, "time", clock)
+    assert _load._content_key(path) == second  # hashed again (the last hash was racy)
+    path.write_text(_policy("deny"))
+    assert _load._content_key(path) == second  # trusted: the stat says nothing changed

@@ -13,7 +13,9 @@ Safety:
 - every request is decided by :class:`domestique.hooks.decide.Judge` inside a deny-on-exception
   boundary; a request that cannot be read gets a deny reply, never an allow;
 - the hook never depends on the daemon: absent, wedged (client timeout) or garbled ⇒ the hook
-  decides in-process.
+  decides in-process;
+- its own code files are checked (:func:`code_stamp`) after every answer and, when that check is
+  older than :data:`STAMP_FRESH_S`, before the next one: a change makes it exit unanswered.
 
 Wire format (request, :func:`domestique.hooks.wire.encode_request`):
 ``DQH2 <pid> <len host> <len cwd> <len env> <len identity>\\n`` then host, cwd, the environment
@@ -33,6 +35,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from pathlib import Path
 
 import domestique
@@ -45,6 +48,9 @@ from domestique.keys import domestique_home, ensure_private_dir
 
 IDLE_TIMEOUT_S = 30 * 60
 REQUEST_TIMEOUT_S = 5.0
+# The code files are checked after every answer; before one only when that check is older than
+# this (requests in a burst skip ~200 stat calls; a change is acted on within this time).
+STAMP_FRESH_S = 0.25
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 
@@ -234,17 +240,23 @@ class HookDaemon:
             stamp = code_stamp(files)
             server.settimeout(self.idle_timeout)
             (self.home / "hookd.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
+            checked = time.monotonic()
             while True:
                 try:
                     conn, _ = server.accept()
                 except TimeoutError:
                     return 0  # idle: the next hook starts a fresh daemon
                 with conn, contextlib.suppress(OSError):
-                    if code_stamp(files) != stamp:
+                    if time.monotonic() - checked > STAMP_FRESH_S and code_stamp(files) != stamp:
                         # Changed underneath us: no answer (the hook decides in-process with
                         # the new code) and exit, so the next hook starts a fresh daemon.
                         return 0
                     self.handle(conn)
+                # After the answer, off the caller's clock: a change is found here, or before
+                # the next answer if that comes later than STAMP_FRESH_S after this check.
+                if code_stamp(files) != stamp:
+                    return 0
+                checked = time.monotonic()
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)
