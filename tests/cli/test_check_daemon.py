@@ -428,3 +428,24 @@ def test_a_stat_that_cannot_tell_two_writes_apart_is_not_trusted(
     assert _load._content_key(path) == second  # hashed again (the last hash was racy)
     path.write_text(_policy("deny"))
     assert _load._content_key(path) == second  # trusted: the stat says nothing changed
+
+
+def test_the_judges_known_values_follow_each_callers_environment(tmp_path: Path) -> None:
+    """The daemon's Judge keeps the last environment's secret values; a caller with another
+    environment (or a changed .env) gets its own, never the previous caller's."""
+    from domestique.hooks.decide import Judge
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    judge = Judge(tmp_path / "state")
+    payload = b'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{}}'
+    seen = []
+    for token, dotenv in (("Aq9vN3kP0xR7tW2yL5mB", "Bw8xM4jQ1zS6uV3nK7pC"),) * 2 + (
+        ("Cr7wL2hO9yT5sU4mJ6qD", "Dt6vK1gN8xU4rT3lH5pE"),
+    ):
+        (repo / ".env").write_text(f"OTHER_SECRET={dotenv}\n")
+        env = {"HOME": str(tmp_path), "SERVICE_API_TOKEN": token}
+        judge.decide("claude-code", payload, pid=os.getpid(), env=env, cwd=str(repo))
+        seen.append(set(judge.known_values()))
+    assert seen[0] == seen[1] == {"Aq9vN3kP0xR7tW2yL5mB", "Bw8xM4jQ1zS6uV3nK7pC"}
+    assert seen[2] == {"Cr7wL2hO9yT5sU4mJ6qD", "Dt6vK1gN8xU4rT3lH5pE"}
