@@ -449,3 +449,23 @@ def test_the_judges_known_values_follow_each_callers_environment(tmp_path: Path)
         seen.append(set(judge.known_values()))
     assert seen[0] == seen[1] == {"Aq9vN3kP0xR7tW2yL5mB", "Bw8xM4jQ1zS6uV3nK7pC"}
     assert seen[2] == {"Cr7wL2hO9yT5sU4mJ6qD", "Dt6vK1gN8xU4rT3lH5pE"}
+
+
+def test_the_callers_scanner_follows_each_environment(tmp_path: Path) -> None:
+    """``default_scanner`` keeps the last environment's values: a second caller with another
+    environment gets a scanner that knows its values, not the first caller's."""
+    from domestique.detect import default_scanner
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    first, second = "Aq9vN3kP0xR7tW2yL5mB", "Cr7wL2hO9yT5sU4mJ6qD"
+
+    def known(env_value: str, text: str) -> bool:
+        env = {"HOME": str(tmp_path), "SERVICE_API_TOKEN": env_value}
+        scanner = default_scanner(tmp_path / "state", env=env, cwd=repo)
+        return any(f.code == "secret.known_value" for f in scanner.scan(f"x {text} y"))
+
+    assert known(first, first)
+    assert known(first, first)  # the kept values
+    assert known(second, second)
+    assert not known(second, first)
