@@ -59,13 +59,6 @@ def base_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def _wait_for(path: Path) -> None:
-    deadline = time.monotonic() + 60
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} did not appear"
-        time.sleep(0.05)
-
-
 SPAWN = (
     "import os, sys; os.posix_spawn(sys.executable, "
     "[sys.executable, '-I', '-S', sys.argv[1], '--daemon', '120'], os.environ, setsid=True)"
@@ -86,8 +79,15 @@ def _start_daemon(client: Path, env: dict[str, str]) -> int:
         check=True,
         timeout=60,
     )
-    pid_file = Path(env["DOMESTIQUE_HOME"]) / "hookd.pid"
-    _wait_for(pid_file)
+    return _daemon_pid(Path(env["DOMESTIQUE_HOME"]) / "hookd.pid")
+
+
+def _daemon_pid(pid_file: Path) -> int:
+    """The pid the daemon wrote once it listens (the file can be seen before it is written)."""
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text().endswith("\n")):
+        assert time.monotonic() < deadline, f"{pid_file} was not written"
+        time.sleep(0.05)
     return int(pid_file.read_text())
 
 
@@ -233,7 +233,9 @@ def test_a_lying_allow_from_a_socket_that_is_not_ours_is_ignored(
     os.chown(state / "hookd.sock", 65534, 65534)
     try:
         got = _check(
-            ["--actor", "agent", "--", *CURL_SH], dict(base_env, DOMESTIQUE_HOOKD="on"), project
+            ["--actor", "agent", "--", *CURL_SH],
+            dict(base_env, DOMESTIQUE_HOOKD="nostart"),
+            project,
         )
     finally:
         fake.close()
@@ -275,7 +277,7 @@ def test_the_first_check_starts_the_daemon(
     state = Path(env["DOMESTIQUE_HOME"])
     try:
         assert _check(["--", "git", "status"], env, project) == ("allow\n", "", 0)
-        _wait_for(state / "hookd.pid")
+        _daemon_pid(state / "hookd.pid")
         got = _check(["--actor", "agent", "--", *CURL_SH], _broken_imports(env, tmp_path), project)
         assert got[2] == 1
         assert got[0].startswith("deny\n")
