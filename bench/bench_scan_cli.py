@@ -10,7 +10,9 @@ Per round, all in the same run so the figures share the machine's load, each com
 with the baseline and (``--base``) with the same command run from another source tree (e.g. a
 ``git archive`` of an earlier commit's ``src``, put first on ``PYTHONPATH``):
 * ``python -c pass`` of the same venv (the baseline start-up);
-* ``domestique check -- git status`` (judge, mask the audit record, append it);
+* ``domestique check -- git status`` (judge, mask the audit record, append it), in-process
+  (``DOMESTIQUE_HOOKD=off``), and from the console script with the hook daemon answering
+  (started before the rounds as the hook starts it, checked alive after them);
 * ``domestique scan`` of an empty stdin (the command's start-up: imports, policy, scanner);
 * ``domestique scan --jsonl`` of the 20 items, and ``domestique scan --json DIR``;
 * the engine in a fresh process: the first pass over the 20 items once the scanner is built
@@ -96,6 +98,31 @@ def run(cmd: list[str], stdin: bytes, cwd: str, env: dict[str, str]) -> tuple[fl
     return elapsed, cpu, proc.stdout
 
 
+def start_daemon(src: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The hook daemon of the tree ``src``, started as the hook starts it; waits for its socket."""
+    client = src / "domestique" / "hooks" / "client.py"
+    Path(env["DOMESTIQUE_HOME"]).mkdir(mode=0o700, parents=True, exist_ok=True)
+    daemon = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(client), "--daemon"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sock = Path(env["DOMESTIQUE_HOME"], "hookd.sock")
+    deadline = time.monotonic() + 30
+    while not sock.exists():
+        if time.monotonic() > deadline or daemon.poll() is not None:
+            raise SystemExit(f"no daemon for {src}")
+        time.sleep(0.05)
+    return daemon
+
+
+def daemon_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the daemon asked (``nostart``: a missing one is not started behind us)."""
+    return dict(env, DOMESTIQUE_HOOKD="nostart")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=7)
@@ -140,16 +167,19 @@ def main() -> None:
             env["DOMESTIQUE_HOME"] = str(Path(tmp, f"home-{name}"))
             env["DOMESTIQUE_HOOKD"] = "off"
             envs[name] = env
+        script = str(Path(py).parent / "domestique")  # the console script, as a user runs it
         commands = {
             "check": ([py, "-m", "domestique", "check", "--", "git", "status"], b""),
+            "checkd": ([script, "check", "--", "git", "status"], b""),
             "start": ([py, "-m", "domestique", "scan", "-"], b""),
             "jsonl": ([py, "-m", "domestique", "scan", "--jsonl"], jsonl),
             "dir": ([py, "-m", "domestique", "scan", "--json", str(tree)], b""),
             "cold": ([py, "-c", COLD_ENGINE], jsonl),
         }
+        daemons = {name: start_daemon(src, envs[name]) for name, src in trees.items()}
         for env in envs.values():  # untimed: keys, caches and the audit store created
-            for cmd, stdin in commands.values():
-                run(cmd, stdin, str(work), env)
+            for key, (cmd, stdin) in commands.items():
+                run(cmd, stdin, str(work), daemon_env(env) if key == "checkd" else env)
         scanner = default_scanner(cwd=work)
         scanner.scan(items[0])  # warm
         cols: dict[str, list[float]] = {"pass": [], "eng": []}
@@ -159,7 +189,9 @@ def main() -> None:
                     wall, cpu, _ = run([py, "-c", "pass"], b"", str(work), env)
                     cols["pass"].append(wall)
                     cols.setdefault("cpu:pass", []).append(cpu)
-                    wall, cpu, out = run(cmd, stdin, str(work), env)
+                    wall, cpu, out = run(
+                        cmd, stdin, str(work), daemon_env(env) if key == "checkd" else env
+                    )
                     if key == "cold":
                         for n, (w, c) in enumerate(json.loads(out), 1):
                             cols.setdefault(f"cold{n}/{name}", []).append(w)
@@ -172,6 +204,12 @@ def main() -> None:
                 scanner.scan(t)
             cols["eng"].append(time.perf_counter() - t0)
             cols.setdefault("cpu:eng", []).append(time.process_time() - c0)
+        for name, daemon in daemons.items():  # it answered every timed check, or it is gone
+            alive = daemon.poll() is None
+            daemon.terminate()
+            daemon.wait()
+            if not alive:
+                raise SystemExit(f"the {name} daemon died during the run: checkd was in-process")
 
     med = {k: statistics.median(v) for k, v in cols.items()}
     print(f"input: {ITEMS} x {ITEM_SIZE // 1000} KB = {megabytes:.2f} MB; rounds {args.rounds}")
@@ -182,7 +220,11 @@ def main() -> None:
     )
     for name, src in trees.items():
         print(f"-- {name}: {src}")
-        for key, label in (("check", "check -- git status"), ("start", "scan start-up (empty)")):
+        for key, label in (
+            ("check", "check -- git status"),
+            ("checkd", "  the same, daemon answering"),
+            ("start", "scan start-up (empty)"),
+        ):
             m, c = med[f"{key}/{name}"], med[f"cpu:{key}/{name}"]
             print(
                 f"{label:<32} {m * 1e3:8.1f} ms [{c * 1e3:6.1f} ms]   "

@@ -30,6 +30,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_hook_daemon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test process itself never asks or starts a hook daemon: ``main(["check", …])`` would
+    otherwise start one in the test's DOMESTIQUE_HOME (left running after the test). Tests that
+    want the daemon name ``DOMESTIQUE_HOOKD`` in their child's environment."""
+    monkeypatch.setenv("DOMESTIQUE_HOOKD", "off")
+
+
 @pytest.fixture
 def env(tmp_path: Path, home: Path) -> dict[str, str]:
     """An environment for child processes: private HOME and DOMESTIQUE_HOME, daemon off."""

@@ -2,13 +2,16 @@
 
 Each subcommand lives in its own module with a ``run(argv: list[str]) -> int`` function and
 builds its own argument parser; ``domestique hook …`` in particular must start fast, so nothing
-here imports more than the chosen module. Exit codes follow the command-line contract in
+here imports more than the chosen module. ``check`` first asks the hook daemon
+(:mod:`domestique.cli._fast`, stdlib only) and imports its module only when the daemon cannot
+answer. Exit codes follow the command-line contract in
 DESIGN.md: 2 is an error, and an error never looks like "nothing found" or "allow".
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help). Order is the order of ``domestique --help``.
@@ -74,7 +77,19 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         sys.stderr.write(f"domestique: unknown command {name!r}\n\n{_usage()}")
         return 2
+    tried = False
+    if name == "check":  # the daemon answers, as the in-process command would, or None
+        from domestique.cli import _fast
+
+        answered = _fast.check(args[1:])
+        if answered is not None:
+            return answered
+        tried = _fast.eligible(args[1:]) and os.environ.get("DOMESTIQUE_HOOKD", "on") != "off"
     module = importlib.import_module(entry[0])
+    if tried:
+        code = int(module.run(args[1:]))
+        _fast.start_daemon()
+        return code
     # install/uninstall share a module; they get their own name as the first argument.
     rest = args if name in ("install", "uninstall") else args[1:]
     return int(module.run(rest))

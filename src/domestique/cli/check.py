@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -33,7 +34,10 @@ ERROR_CODES = frozenset(
 )
 
 
+@functools.cache
 def _parser() -> Parser:
+    """Built once a process (the hook daemon runs ``check`` many times; parsing leaves the
+    parser as it was)."""
     p = Parser(
         prog="domestique check",
         description="Judge a shell command before it runs.",
@@ -175,7 +179,9 @@ def _run_batch(policy: EffectivePolicy, subject: Subject, actor: Actor) -> int:
     return worst
 
 
-def run(argv: list[str]) -> int:
+def run(argv: list[str], *, parent: int | None = None) -> int:
+    """The command; ``parent`` is the process whose ancestry says who runs the command (default:
+    this process's parent; the hook daemon answering a ``check`` process names that one's)."""
     as_json = "--json" in argv or "--jsonl" in argv
     try:
         args = _parser().parse_args(argv)
@@ -194,7 +200,7 @@ def run(argv: list[str]) -> int:
 
         cwd = os.getcwd()
         policy = load_policy(policy_file=args.policy, project_dir=Path(cwd))
-        subject = identify_subject()
+        subject = identify_subject(pid=parent)
         actor = Actor(args.actor) if args.actor else subject.actor
         if args.jsonl:
             return _run_batch(policy, subject, actor)

@@ -45,6 +45,9 @@ MAX_CACHED_SCANNERS = 32
 _LOCK = threading.RLock()
 _RULES: list[Scanner] = []  # the compiled built-in rules, once per process
 _KEYS: dict[str, Fingerprinter] = {}  # home -> its fingerprinting key
+# The last environment asked about and its sorted secret-looking values: a daemon's callers
+# repeat their environment, and the regexes over every variable cost more than comparing.
+_ENV_VALUES: list[tuple[dict[str, str], list[str]]] = []
 _RECORDS: dict[str, tuple[tuple[object, ...], TextDetector]] = {}  # home -> (signature, detector)
 _CACHE: OrderedDict[tuple[object, ...], Scanner] = OrderedDict()  # LRU, see _scanner_key
 
@@ -293,7 +296,7 @@ def default_scanner(
         if fingerprinter is None:
             fingerprinter = _KEYS[str(resolved)] = Fingerprinter.for_home(resolved)
         records_sig, records = _records(resolved, fingerprinter)
-        values = sorted(set(secret_env_values(environ)))
+        values = _env_values(environ)
         env_digest = fingerprinter.digest("\x00".join(values)).hex()
         key = (
             str(resolved),
@@ -313,9 +316,20 @@ def default_scanner(
         return scanner
 
 
+def _env_values(environ: Mapping[str, str]) -> list[str]:
+    """``sorted(set(secret_env_values(environ)))``, kept for the last environment (under _LOCK)."""
+    copy = dict(environ)
+    if _ENV_VALUES and _ENV_VALUES[0][0] == copy:
+        return _ENV_VALUES[0][1]
+    values = sorted(set(secret_env_values(copy)))
+    _ENV_VALUES[:] = [(copy, values)]
+    return values
+
+
 def clear_cache() -> None:
     """Forget cached scanners, keys and record sets (tests; a ``records`` command's own process)."""
     with _LOCK:
         _CACHE.clear()
+        _ENV_VALUES.clear()
         _KEYS.clear()
         _RECORDS.clear()

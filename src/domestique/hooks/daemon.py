@@ -13,7 +13,9 @@ Safety:
 - every request is decided by :class:`domestique.hooks.decide.Judge` inside a deny-on-exception
   boundary; a request that cannot be read gets a deny reply, never an allow;
 - the hook never depends on the daemon: absent, wedged (client timeout) or garbled ⇒ the hook
-  decides in-process.
+  decides in-process;
+- its own code files are checked (:func:`code_stamp`) after every answer and, when that check is
+  older than :data:`STAMP_FRESH_S`, before the next one: a change makes it exit unanswered.
 
 Wire format (request, :func:`domestique.hooks.wire.encode_request`):
 ``DQH2 <pid> <len host> <len cwd> <len env> <len identity>\\n`` then host, cwd, the environment
@@ -21,7 +23,8 @@ Wire format (request, :func:`domestique.hooks.wire.encode_request`):
 and the hook payload up to EOF. Reply: ``DQR1 <exit> <len stdout> <len stderr>\\n`` then stdout
 and stderr. A client of another installation gets ``DQN1\\n`` and one of another protocol version
 no answer at all: either decides in-process, with its own code, rather than take this daemon's
-word.
+word. ``domestique check`` sends a ``DQC1`` request (:mod:`domestique.cli._fast`,
+:mod:`domestique.hooks.checkd`) and gets the same ``DQR1`` reply, exit 0, 1 or 2.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 from pathlib import Path
 
 import domestique
@@ -44,6 +48,9 @@ from domestique.keys import domestique_home, ensure_private_dir
 
 IDLE_TIMEOUT_S = 30 * 60
 REQUEST_TIMEOUT_S = 5.0
+# The code files are checked after every answer; before one only when that check is older than
+# this (requests in a burst skip ~200 stat calls; a change is acted on within this time).
+STAMP_FRESH_S = 0.25
 MAX_REQUEST_BYTES = 32 * 1024 * 1024
 
 
@@ -151,6 +158,7 @@ class HookDaemon:
     def warm(self) -> None:
         """Import and build what decisions need, so the first hook is as fast as the rest."""
         import domestique.audit
+        import domestique.cli.check
         import domestique.guard  # noqa: F401 - imported to have it loaded before any request
 
         self.judge.policy(None)
@@ -165,6 +173,9 @@ class HookDaemon:
         host = ""
         try:
             data = _recv_all(conn)
+            if data.startswith(b"DQC1 "):
+                self.check(conn, data, creds)
+                return
             if not data.startswith(b"DQH2 "):
                 return  # another version's client: no answer, it decides in-process
             pid, host, cwd, env, ident, payload = parse_request(data)
@@ -181,6 +192,22 @@ class HookDaemon:
         except Exception as exc:  # noqa: BLE001 - a request we cannot serve is a deny
             reply = fail_closed_reply(host, b"", "engine.internal_error", type(exc).__name__)
         conn.sendall(encode_reply(reply))
+
+    def check(self, conn: socket.socket, data: bytes, creds: tuple[int, int] | None) -> None:
+        """Answer a ``domestique check`` process (:mod:`domestique.hooks.checkd`). No answer at
+        all when the request or the caller's context cannot be used, or the run fails: the
+        client then runs the command in-process (never two answers, never an allow on doubt)."""
+        from domestique.hooks.checkd import encode_captured, parse_check, serve_check
+
+        try:
+            pid, argv, cwd, env, ident = parse_check(data)
+            if ident != self.identity:
+                conn.sendall(b"DQN1\n")  # another installation: it runs in-process
+                return
+            captured = serve_check(argv, cwd, env, creds[0] if creds is not None else pid)
+        except Exception:  # noqa: BLE001 - no answer: the client runs the command itself
+            return
+        conn.sendall(encode_captured(captured))
 
     def serve(self) -> int:
         ensure_private_dir(self.home)
@@ -213,17 +240,23 @@ class HookDaemon:
             stamp = code_stamp(files)
             server.settimeout(self.idle_timeout)
             (self.home / "hookd.pid").write_text(f"{os.getpid()}\n", encoding="ascii")
+            checked = time.monotonic()
             while True:
                 try:
                     conn, _ = server.accept()
                 except TimeoutError:
                     return 0  # idle: the next hook starts a fresh daemon
                 with conn, contextlib.suppress(OSError):
-                    if code_stamp(files) != stamp:
+                    if time.monotonic() - checked > STAMP_FRESH_S and code_stamp(files) != stamp:
                         # Changed underneath us: no answer (the hook decides in-process with
                         # the new code) and exit, so the next hook starts a fresh daemon.
                         return 0
                     self.handle(conn)
+                # After the answer, off the caller's clock: a change is found here, or before
+                # the next answer if that comes later than STAMP_FRESH_S after this check.
+                if code_stamp(files) != stamp:
+                    return 0
+                checked = time.monotonic()
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(path)

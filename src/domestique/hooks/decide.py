@@ -173,6 +173,9 @@ class Judge:
         self.eager_scanner = False
         self._caller: tuple[Mapping[str, str] | None, str | None] = (None, None)
         self._scanner: Scanner | None = None  # the current call's, once asked for
+        self._known: list[str] | None = None  # the current call's known values, once read
+        # The last caller environment's secret-looking values: callers repeat their environment.
+        self._env_values: tuple[dict[str, str], list[str]] | None = None
 
     def scanner(self) -> Scanner:
         """The detection engine for the current caller: its environment's secret values and the
@@ -190,11 +193,20 @@ class Judge:
         only: cheap (no scanner is built), for masking what is echoed and recorded."""
         from domestique.detect.known_values import dotenv_values, secret_env_values
 
+        if self._known is not None:
+            return self._known
         env, cwd = self._caller
-        values = secret_env_values(os.environ if env is None else env)
-        with contextlib.suppress(OSError):
+        environ = dict(os.environ if env is None else env)
+        memo = self._env_values
+        if memo is not None and memo[0] == environ:
+            values = list(memo[1])
+        else:
+            values = secret_env_values(environ)
+            self._env_values = (environ, list(values))
+        with contextlib.suppress(OSError):  # read on every call: a .env may change any time
             values += dotenv_values(Path(cwd) if cwd else Path.cwd())
-        return [v.strip() for v in values]
+        self._known = [v.strip() for v in values]
+        return self._known
 
     def policy(self, cwd: str | None) -> EffectivePolicy:
         from domestique.policy import load_policy
@@ -211,7 +223,7 @@ class Judge:
         cwd: str | None,
     ) -> Reply:
         """The host reply for one hook call; every failure is a recorded deny."""
-        self._caller, self._scanner = (env, cwd), None
+        self._caller, self._scanner, self._known = (env, cwd), None, None
         call = _Call(host, pid, env, obj={"host": host})
         if env is not None and is_probe(env, self.home):
             # `domestique doctor`'s own probe: recorded like any call, left out of reports.

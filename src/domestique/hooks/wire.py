@@ -60,23 +60,27 @@ def encode_request(host: str, raw: bytes, ident: bytes | None = None) -> bytes:
     return head + name + cwd + env + who + raw
 
 
-def ask_daemon(host: str, raw: bytes, *, timeout: float | None = None) -> Reply | None:
-    """The daemon's answer, or None when it is absent, not ours, wedged or garbled."""
+def daemon_timeout() -> float:
+    """``DOMESTIQUE_HOOKD_TIMEOUT_MS`` (1…60000) in seconds, else :data:`DAEMON_TIMEOUT_S`."""
+    value = os.environ.get("DOMESTIQUE_HOOKD_TIMEOUT_MS", "")
+    ok = value.isdigit() and 0 < int(value) <= 60_000
+    return int(value) / 1000 if ok else DAEMON_TIMEOUT_S
+
+
+def exchange(request: bytes, timeout: float | None = None) -> bytes | None:
+    """Send ``request`` to the daemon and read its answer to EOF; None when the daemon is
+    absent, not this user's, refused, reset (it died) or timed out."""
     import _socket
 
     path = socket_path()
-    if timeout is None:
-        value = os.environ.get("DOMESTIQUE_HOOKD_TIMEOUT_MS", "")
-        ok = value.isdigit() and 0 < int(value) <= 60_000
-        timeout = int(value) / 1000 if ok else DAEMON_TIMEOUT_S
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     chunks = []
     try:
         if os.stat(path).st_uid != os.getuid():
             return None  # somebody else's socket: never trust its answer
-        sock.settimeout(timeout)
+        sock.settimeout(daemon_timeout() if timeout is None else timeout)
         sock.connect(path)
-        sock.sendall(encode_request(host, raw))
+        sock.sendall(request)
         sock.shutdown(_socket.SHUT_WR)
         while chunk := sock.recv(65536):
             chunks.append(chunk)
@@ -84,11 +88,18 @@ def ask_daemon(host: str, raw: bytes, *, timeout: float | None = None) -> Reply 
         return None
     finally:
         sock.close()
-    return parse_daemon_reply(b"".join(chunks))
+    return b"".join(chunks)
 
 
-def parse_daemon_reply(data: bytes) -> Reply | None:
-    """``DQR1 <exit> <len stdout> <len stderr>\\n<stdout><stderr>``; None if malformed."""
+def ask_daemon(host: str, raw: bytes, *, timeout: float | None = None) -> Reply | None:
+    """The daemon's answer, or None when it is absent, not ours, wedged or garbled."""
+    data = exchange(encode_request(host, raw), timeout)
+    return None if data is None else parse_daemon_reply(data)
+
+
+def parse_daemon_reply(data: bytes, codes: tuple[int, ...] = (0, 2)) -> Reply | None:
+    """``DQR1 <exit> <len stdout> <len stderr>\\n<stdout><stderr>``; None if malformed or the
+    exit code is not one of ``codes``."""
     head, sep, rest = data.partition(b"\n")
     parts = head.split(b" ")
     if not sep or len(parts) != 4 or parts[0] != b"DQR1":
@@ -97,7 +108,7 @@ def parse_daemon_reply(data: bytes) -> Reply | None:
         code, n_out, n_err = int(parts[1]), int(parts[2]), int(parts[3])
     except ValueError:
         return None
-    if n_out < 0 or n_err < 0 or len(rest) != n_out + n_err or code not in (0, 2):
+    if n_out < 0 or n_err < 0 or len(rest) != n_out + n_err or code not in codes:
         return None
     return rest[:n_out], rest[n_out:], code
 

@@ -34,6 +34,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -119,8 +120,12 @@ def discover_layers(
 ) -> list[LayerFile]:
     """Every layer that applies, in merge order. Optional files that do not exist are skipped."""
     layers: list[LayerFile] = []
-    try:
-        builtin = sorted(p for p in BUILTIN_DIR.iterdir() if p.suffix == ".toml")
+    try:  # scandir and strings: this runs on every decision
+        with os.scandir(BUILTIN_DIR) as entries:
+            names = sorted(
+                e.name for e in entries if e.name.endswith(".toml") and e.name != ".toml"
+            )
+        builtin = [BUILTIN_DIR / name for name in names]
     except OSError:
         builtin = []
     layers += [LayerFile("builtin", p, required=True) for p in builtin]
@@ -395,27 +400,53 @@ def _loosens(rule: Rule, base: EffectivePolicy, registered: Sequence[str]) -> st
 # -- the cache -------------------------------------------------------------------------------
 
 
-def _stat_key(path: Path) -> list[Any]:
+def _stat_key(path: str) -> list[Any]:
     try:
         st = os.stat(path)
     except OSError:
-        return [str(path), None]
-    return [str(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        return [path, None]
+    return [path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _registry_files() -> list[Path]:
-    """The files the reason-code registry is built from (detection rule ids are codes too)."""
-    files = list(_REGISTRY_FILES)
-    with contextlib.suppress(OSError):
-        files += sorted(p for p in _DETECT_RULES_DIR.iterdir() if p.is_file())
+def _registry_files() -> list[str]:
+    """The files the reason-code registry is built from (detection rule ids are codes too).
+    Plain strings and ``scandir``: this runs on every decision."""
+    files = [str(p) for p in _REGISTRY_FILES]
+    with contextlib.suppress(OSError), os.scandir(_DETECT_RULES_DIR) as entries:
+        files += sorted(e.path for e in entries if e.is_file())
     return files
+
+
+# path -> (device, inode, size, mtime_ns, ctime_ns, when hashed (ns), sha256): a long-lived
+# process (the hook daemon) hashes a layer file again only when its stat changed.
+_HASHED: dict[str, tuple[int, int, int, int, int, int, str]] = {}
+# A file timestamp is taken from a coarse clock (a few ms on Linux, 1-2 s on some file systems):
+# a second write within that tick leaves the same stat. A hash is reused only for a file whose
+# last change (ctime, which no one can set back) came this long before the hash was taken.
+_RACY_NS = 2_000_000_000
 
 
 def _content_key(path: Path) -> str | None:
     """sha256 of a layer file: policy files are small, and timestamps can be too coarse to
-    tell two quick edits apart."""
+    tell two quick edits apart, so a stat only stands in for the hash of a file that had not
+    changed for :data:`_RACY_NS` when it was hashed (else it is read and hashed again)."""
     try:
-        return hashlib.sha256(read_policy_bytes(path)).hexdigest()
+        st = os.stat(path)
+        stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        known = _HASHED.get(str(path))
+        if known is not None and known[:5] == stamp and st.st_ctime_ns + _RACY_NS < known[5]:
+            return known[6]
+        hashed_at = time.time_ns()
+        data = read_policy_bytes(path)
+        digest = hashlib.sha256(data).hexdigest()
+        after = os.stat(path)
+        if (after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
+            stamp
+        ):
+            if len(_HASHED) >= 256:
+                _HASHED.clear()
+            _HASHED[str(path)] = (*stamp, hashed_at, digest)
+        return digest
     except (OSError, ValueError):
         return None
 
