@@ -35,6 +35,13 @@ FOUND = [
      "Rm4Tz8Qx2Lv7Kp1Wn9Bc3Hy5"),
     ("sign in as backup/Pelican_2024 until SSO works", "secret.prose_login_pair", "Pelican_2024"),
     ("just use ops/Tundra.77 to log in", "secret.prose_login_pair", "Tundra.77"),
+    # a Twilio token after the SID's variable; a header's name/value pair (HAR files)
+    ('twilio_client = Client(account_sid, "9d2f4b7a1c6e3085f4a2d9c1b7e6a350")',
+     "secret.twilio_auth_token", "9d2f4b7a1c6e3085f4a2d9c1b7e6a350"),
+    ('{"name": "authorization", "value": "Basic b3BzOlBlbGljYW5fMjAyNA=="}',
+     "secret.http_basic_auth", "b3BzOlBlbGljYW5fMjAyNA=="),
+    ('{"name": "x-api-key", "value": "Tz4Lq8Rm2Xv7Kn1Wp9Bc5Hy3"}', "secret.env_list_password",
+     "Tz4Lq8Rm2Xv7Kn1Wp9Bc5Hy3"),
     # personal data in prose: an SSN after "social", phones after words of other languages
     ("his social is 536 90 4399 per the form", "pii.us_ssn", "536 90 4399"),
     ("Handy: 0172 4839201", "pii.phone", "0172 4839201"),
@@ -72,6 +79,11 @@ CLEAN = [
     '<div class="h-captcha" data-sitekey="4c0f5d2a-8b1e-4f3a-9c7d-2e6b1a0f8d3c"></div>',
     "INFO  cache miss key=session:8812:flags",
     "X-GitHub-Delivery: 3f0c2a9e-7b41-4d8e-a1c6-5e2f9b0d7a14",
+    # the SID's variable beside another variable; a header's name/value pair with a reference
+    "client = Client(account_sid, auth_token)",
+    '{"name": "x-api-key", "value": "${API_KEY}"}',
+    # a Message-ID's machine-made local part names a message
+    "Message-ID: <8f3e2a91c04b7d65.1739201144@mx.tidewater-clinic.org>",
     # an SSN-looking number beside "social" outside the valid range, a bare short number
     "social 901 23 4567",
     "handy 0160 rows",
