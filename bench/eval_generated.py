@@ -321,6 +321,19 @@ def neg_held(fn: Callable[[Gen], str]) -> Callable[[Gen], str]:
     return neg(fn)
 
 
+H4: set[str] = set()  # the fourth batch (issue 17 round 3): reported on its own line
+
+
+def pos_h4(fn: Callable[[Gen], tuple[str, str]]) -> Callable[[Gen], tuple[str, str]]:
+    H4.add(fn.__name__)
+    return pos(fn)
+
+
+def neg_h4(fn: Callable[[Gen], str]) -> Callable[[Gen], str]:
+    H4.add(fn.__name__)
+    return neg(fn)
+
+
 # ---------------------------------------------------------------- positives
 
 
@@ -1616,6 +1629,851 @@ def h_web_ids(g: Gen) -> str:
     )
 
 
+# ---------------------------------------------------------------- fourth batch (``h4_*``, issue 17
+# round 3): written before the detector was run on them; measured once as a held figure before
+# any fix of that round, then tuned on. Reported as their own line (``H4``).
+
+
+def _b64bytes(g: Gen, n: int) -> str:
+    return base64.b64encode(bytes(g.r.getrandbits(8) for _ in range(n))).decode()
+
+
+@pos_h4
+def h4_js_config_secret(g: Gen) -> tuple[str, str]:
+    val = g.s(B62 + "-_", g.r.randint(28, 48))
+    text = g.r.choice(
+        [
+            f"module.exports = {{\n  port: 8080,\n  jwtSecret: '{val}',\n  expiresIn: '1h',\n}};\n",
+            f'const config = {{ clientId: "{g.word()}-web", clientSecret: "{val}", redirectUri: "/cb" }};\n',
+            f'export const API_TOKEN = "{val}";\n',
+            f"  session: {{ secret: '{val}', resave: false, saveUninitialized: false }},\n",
+        ]
+    )
+    return text, val
+
+
+@pos_h4
+def h4_go_code_secret(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(4)
+    if kind == 0:
+        v = g.s(B62, 40)
+        return (
+            f'const apiToken = "{v}"\n\nfunc newClient() *Client {{ return &Client{{token: apiToken}} }}\n',
+            v,
+        )
+    if kind == 1:
+        v = f"xoxb-{g.s(string.digits, 12)}-{g.s(string.digits, 13)}-{g.s(B62, 24)}"
+        return f'\tapi := slack.New("{v}")\n', v
+    if kind == 2:
+        v = g.aws_secret()
+        return f'\tos.Setenv("AWS_SECRET_ACCESS_KEY", "{v}")\n', v
+    v = g.password().replace('"', "").replace("\\", "")
+    return (
+        f'\tdsn := fmt.Sprintf("host=%s user=%s password=%s dbname=app", host, "{g.user()}", "{v}")\n',
+        v,
+    )
+
+
+@pos_h4
+def h4_aws_secret_unnamed(g: Gen) -> tuple[str, str]:
+    kid, sec = g.aws_id(), g.aws_secret()
+    text = g.r.choice(
+        [
+            f"Access key ID,Secret access key\n{kid},{sec}\n",
+            f'AWSCredentials creds = new BasicAWSCredentials("{kid}", "{sec}");\n',
+            f'const creds = new AWS.Credentials("{kid}", "{sec}");\n',
+            f'\tcreds := credentials.NewStaticCredentials("{kid}", "{sec}", "")\n',
+            f"aws configure set aws_access_key_id {kid} && aws configure set aws_secret_access_key {sec}\n",
+            f"key {kid}\nsecret {sec}\n",
+        ]
+    )
+    return text, sec
+
+
+@pos_h4
+def h4_aws_iam_output(g: Gen) -> tuple[str, str]:
+    sec = g.aws_secret()
+    text = (
+        '{\n    "AccessKey": {\n        "UserName": "' + g.user() + '",\n'
+        f'        "AccessKeyId": "{g.aws_id()}",\n        "Status": "Active",\n'
+        f'        "SecretAccessKey": "{sec}",\n        "CreateDate": "2025-04-02T09:12:44+00:00"\n    }}\n}}\n'
+    )
+    return text, sec
+
+
+@pos_h4
+def h4_twilio_shapes(g: Gen) -> tuple[str, str]:
+    sid, tok = "AC" + g.hex(32), g.hex(32)
+    text = g.r.choice(
+        [
+            f"const client = require('twilio')('{sid}', '{tok}');\n",
+            f"curl -X POST https://api.twilio.com/2010-04-01/Accounts/{sid}/Messages.json -u {sid}:{tok} --data-urlencode 'Body=hi'\n",
+            f"twilio:\n  account_sid: {sid}\n  auth_token: {tok}\n  from: '+1{g.r.randint(2012000000, 9899999999)}'\n",
+            f'TwilioClient.Init("{sid}", "{tok}");\n',
+            f"client = Client(account_sid, '{tok}')\n",
+        ]
+    )
+    return text, tok
+
+
+@pos_h4
+def h4_basic_auth_shapes(g: Gen) -> tuple[str, str]:
+    pw = g.password().replace("'", "").replace('"', "").replace("\\", "")
+    kind = g.r.randrange(6)
+    if kind == 0:
+        return f'r = requests.get(url, auth=("{g.user()}", "{pw}"), timeout=10)\n', pw
+    if kind == 1:
+        return f"auth = HTTPBasicAuth('{g.user()}', '{pw}')\n", pw
+    if kind == 2:
+        return f"  auth: {{ username: '{g.user()}', password: '{pw}' }},\n", pw
+    if kind == 3:
+        pw = pw.replace("&", "").replace("!", "")
+        return f"wget --user={g.user()} --password={pw} https://{g.host()}/backup.tar.gz\n", pw
+    if kind == 4:
+        cred = g.b64_of(f"{g.user()}:{pw}")
+        return (
+            f"> GET /api/health HTTP/1.1\n> Host: {g.host()}\n> Authorization: Basic {cred}\n> User-Agent: curl/8.5.0\n",
+            cred,
+        )
+    cred = g.b64_of(f"{g.user()}:{pw}")
+    return f'{{"name": "Authorization", "value": "Basic {cred}"}},\n', cred
+
+
+@pos_h4
+def h4_password_shapes(g: Gen) -> tuple[str, str]:
+    pw = g.password().replace("'", "").replace('"', "").replace("\\", "")
+    kind = g.r.randrange(8)
+    if kind == 0:
+        return f'ADMIN_PASSWORD="{pw}"\n', pw
+    if kind == 1:
+        return f"redis-cli -h {g.host()} -a '{pw}' ping\n", pw
+    if kind == 2:
+        return f'  "pwd": "{pw}",\n', pw
+    if kind == 3:
+        return f'$secure = ConvertTo-SecureString "{pw}" -AsPlainText -Force\n', pw
+    if kind == 4:
+        return f"echo '{pw}' | sudo -S systemctl restart nginx\n", pw
+    if kind == 5:
+        return f"htpasswd -b -c /etc/nginx/.htpasswd {g.user()} '{pw}'\n", pw
+    if kind == 6:
+        return f"spring:\n  datasource:\n    username: {g.user()}\n    password: '{pw}'\n", pw
+    return f"./manage.py createsuperuser --username {g.user()} --password '{pw}'\n", pw
+
+
+@pos_h4
+def h4_stack_trace_secret(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = "sk_live_" + g.s(B62, 32)
+        return (
+            'Traceback (most recent call last):\n  File "/app/billing/settings.py", line 12, in <module>\n'
+            f"    stripe.api_key = \"{v}\"\nNameError: name 'stripe' is not defined\n",
+            v,
+        )
+    if kind == 1:
+        v = g.s(B62, 32)
+        return (
+            f"requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.{g.r.choice(DOMAINS)}', port=443): "
+            f"Max retries exceeded with url: /v1/sync?access_token={v} (Caused by NewConnectionError)\n",
+            v,
+        )
+    v = g.s(string.ascii_letters + string.digits, 14)
+    return (
+        f"sqlalchemy.exc.OperationalError: (psycopg2.OperationalError) connection to server failed\n"
+        f"(Background on this error at: https://sqlalche.me/e/20/e3q8)\n  engine url: postgresql://{g.user()}:{v}@{g.host()}:5432/app\n",
+        v,
+    )
+
+
+@pos_h4
+def h4_log_token_leak(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(4)
+    ts = f"2025-05-{g.r.randint(10, 28)} 0{g.r.randint(1, 9)}:{g.r.randint(10, 59)}:{g.r.randint(10, 59)},{g.r.randint(100, 999)}"
+    if kind == 0:
+        v = g.s(B64URL, 40)
+        return (
+            f'{ts} DEBUG urllib3.connectionpool: https://auth.{g.r.choice(DOMAINS)}:443 "POST /oauth/token?client_id=web&client_secret={v} HTTP/1.1" 200 512\n',
+            v,
+        )
+    if kind == 1:
+        v = g.github()
+        return (
+            f"{ts} INFO  git: cloning https://{v}@github.com/{g.word()}/{g.word()}.git into /srv/build\n",
+            v,
+        )
+    if kind == 2:
+        v = "glpat-" + g.s(B64URL, 20)
+        return f"{ts} WARN  runner: retrying with PRIVATE-TOKEN: {v}\n", v
+    v = g.s(B62, 36)
+    return (
+        f'10.2.{g.r.randint(0, 255)}.{g.r.randint(1, 254)} - - [03/Jun/2025:11:02:17 +0000] "GET /api/export?apikey={v}&fmt=json HTTP/1.1" 200 18233\n',
+        v,
+    )
+
+
+@pos_h4
+def h4_har_headers(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = g.jwt()
+        return (
+            f'          {{\n            "name": "authorization",\n            "value": "Bearer {v}"\n          }},\n',
+            v,
+        )
+    if kind == 1:
+        v = g.s(B62, 40)
+        return f'          {{ "name": "X-Api-Key", "value": "{v}" }},\n', v
+    v = g.github()
+    return (
+        f"GET /repos/{g.word()}/{g.word()} HTTP/1.1\r\nHost: api.github.com\r\nAuthorization: token {v}\r\n\r\n",
+        v,
+    )
+
+
+@pos_h4
+def h4_provider_tokens_a(g: Gen) -> tuple[str, str]:
+    v = g.r.choice(
+        [
+            "lin_api_" + g.s(B62, 40),
+            "ntn_" + g.s(string.digits, 11) + g.s(B62, 35),
+            f"PMAK-{g.hex(24)}-{g.hex(34)}",
+            "dp.st." + g.word() + "." + g.s(B62, 43),
+            "dapi" + g.hex(32),
+            "glsa_" + g.s(B62, 32) + "_" + g.hex(8),
+            "NRAK-" + g.s(string.ascii_uppercase + string.digits, 27),
+            "pul-" + g.hex(40),
+        ]
+    )
+    text = g.r.choice(
+        [
+            f"TOKEN={v}\n",
+            f'  "token": "{v}",\n',
+            f"export API_KEY='{v}'\n",
+            f"    api_key: {v}\n",
+        ]
+    )
+    return text, v
+
+
+@pos_h4
+def h4_provider_tokens_b(g: Gen) -> tuple[str, str]:
+    v = g.r.choice(
+        [
+            g.s(B62, 14) + ".atlasv1." + g.s(B62, 67),
+            "figd_" + g.s(B64URL, 40),
+            "pat" + g.s(B62, 14) + "." + g.hex(64),
+            "r8_" + g.s(B62, 37),
+            "gsk_" + g.s(B62, 52),
+            "xai-" + g.s(B62, 80),
+            "pplx-" + g.s(B62, 48),
+            "shpss_" + g.hex(32),
+            "sntrys_" + g.s(B64URL, 60),
+        ]
+    )
+    text = g.r.choice(
+        [
+            f'client = Client(token="{v}")\n',
+            f"credentials:\n  default: {v}\n",
+            f"$ deploy --auth {v}\n",
+            f"[auth]\nkey = {v}\n",
+        ]
+    )
+    return text, v
+
+
+@pos_h4
+def h4_gcp_service_account(g: Gen) -> tuple[str, str]:
+    lines = [g.s(B64, 64) for _ in range(g.r.randint(6, 12))]
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + lines[0][32:]
+    key = (
+        "-----BEGIN PRIVATE KEY-----\\n"
+        + "\\n".join([body, *lines[1:]])
+        + "\\n-----END PRIVATE KEY-----\\n"
+    )
+    project = f"{g.word()}-{g.r.randint(100000, 999999)}"
+    text = (
+        f'{{\n  "type": "service_account",\n  "project_id": "{project}",\n  "private_key_id": "{g.hex(40)}",\n'
+        f'  "private_key": "{key}",\n  "client_email": "ci@{project}.iam.gserviceaccount.com"\n}}\n'
+    )
+    return text, body[:40]
+
+
+@pos_h4
+def h4_k8s_secret_data(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = g.b64_of(g.password())
+        return (
+            f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {g.word()}-db\ntype: Opaque\ndata:\n  password: {v}\n",
+            v,
+        )
+    if kind == 1:
+        v = g.b64_of(f"{g.user()}:{g.password()}")
+        return (
+            f'{{\n  "auths": {{\n    "registry.{g.r.choice(DOMAINS)}": {{\n      "auth": "{v}"\n    }}\n  }}\n}}\n',
+            v,
+        )
+    v = g.b64_of(g.s(B62, 40))
+    return f"data:\n  api-token: {v}\n  username: {g.b64_of(g.user())}\n", v
+
+
+@pos_h4
+def h4_terraform_secrets(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(4)
+    if kind == 0:
+        v = g.password().replace('"', "").replace("\\", "").replace("$", "")
+        return (
+            f'resource "aws_db_instance" "main" {{\n  engine   = "postgres"\n  username = "app"\n  password = "{v}"\n}}\n',
+            v,
+        )
+    if kind == 1:
+        v = g.github()
+        return f'provider "github" {{\n  owner = "{g.word()}"\n  token = "{v}"\n}}\n', v
+    if kind == 2:
+        v = g.s(B62, 3) + "8Q~" + g.s(B64URL + "~.", 34)
+        return (
+            f'provider "azurerm" {{\n  features {{}}\n  client_id     = "{g.uuid()}"\n  client_secret = "{v}"\n  tenant_id     = "{g.uuid()}"\n}}\n',
+            v,
+        )
+    v = g.hex(40)
+    return f'provider "datadog" {{\n  api_key = var.datadog_api_key\n  app_key = "{v}"\n}}\n', v
+
+
+@pos_h4
+def h4_dockerfile_secret(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(4)
+    if kind == 0:
+        v = g.password().replace('"', "").replace(" ", "").replace("$", "")
+        return f"FROM postgres:16\nENV POSTGRES_USER=app\nENV POSTGRES_PASSWORD={v}\n", v
+    if kind == 1:
+        v = g.github()
+        return (
+            f'FROM golang:1.22 AS build\nARG GITHUB_TOKEN={v}\nRUN git config --global url."https://$GITHUB_TOKEN@github.com/".insteadOf "https://github.com/"\n',
+            v,
+        )
+    if kind == 2:
+        v = g.s(string.ascii_letters + string.digits, 20)
+        return (
+            f"RUN pip install --extra-index-url https://{g.user()}:{v}@pypi.{g.r.choice(DOMAINS)}/simple -r requirements.txt\n",
+            v,
+        )
+    v = "npm_" + g.s(B62, 36)
+    return f'RUN echo "//registry.npmjs.org/:_authToken={v}" > .npmrc && npm ci && rm .npmrc\n', v
+
+
+@pos_h4
+def h4_shell_history(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(6)
+    pw = g.s(string.ascii_letters + string.digits + "_.", g.r.randint(10, 20))
+    if kind == 0:
+        return f"  512  export PGPASSWORD='{pw}'\n  513  psql -h {g.host()} -U {g.user()}\n", pw
+    if kind == 1:
+        return f"mysqldump -u root -p'{pw}' --all-databases > all.sql\n", pw
+    if kind == 2:
+        v = "key-" + g.hex(32)
+        return (
+            f"curl -s --user 'api:{v}' https://api.mailgun.net/v3/{g.r.choice(DOMAINS)}/messages -F to=ops\n",
+            v,
+        )
+    if kind == 3:
+        return (
+            f"openssl enc -aes-256-cbc -salt -in backup.tar -out backup.enc -pass pass:{pw}\n",
+            pw,
+        )
+    if kind == 4:
+        v = "hvs." + g.s(B62, 24)
+        return f"vault login {v}\n", v
+    return f"az login -u {g.user()}@{g.r.choice(DOMAINS)} -p '{pw}'\n", pw
+
+
+@pos_h4
+def h4_markdown_leak(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = f"SG.{g.s(B64URL, 22)}.{g.s(B64URL, 43)}"
+        return f"## Setup\n\n```bash\nexport SENDGRID_API_KEY={v}\npython send.py\n```\n", v
+    if kind == 1:
+        v = g.password().replace("|", "")
+        return (
+            f"| Environment | User | Password |\n|---|---|---|\n| staging | {g.user()} | {v} |\n",
+            v,
+        )
+    v = g.s(B62, 32)
+    return f"Use the staging API key `{v}` for local testing.\n", v
+
+
+@pos_h4
+def h4_chat_secrets(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(5)
+    if kind == 0:
+        v = g.github()
+        return f"can you try with this token: {v}\n", v
+    if kind == 1:
+        v = g.hex(32)
+        return f"[10:42] {g.r.choice(FIRST)}: the api key for the sandbox is {v}\n", v
+    if kind == 2:
+        v = g.password()
+        return f"vpn password is {v} btw\n", v
+    if kind == 3:
+        v = g.password()
+        return f"just use admin/{v} to log in for now\n", v
+    v = g.password()
+    return f"> {g.r.choice(FIRST)}: pass: {v}\n> {g.r.choice(FIRST)}: thanks!\n", v
+
+
+@pos_h4
+def h4_pii_prose(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(8)
+    if kind == 0:
+        v = g.ssn().replace("-", " ")
+        return f"{g.name()}'s social is {v}, please update the HR record.\n", v
+    if kind == 1:
+        v = f"{g.r.choice([415, 628, 310, 917, 646])}.{g.r.randint(201, 549)}.{g.r.randint(1000, 9999)}"
+        return f"Her number is {v}, call after lunch.\n", v
+    if kind == 2:
+        v = f"+1 ({g.r.choice([206, 425, 503, 971])}) {g.r.randint(201, 549)}-{g.r.randint(1000, 9999)}"
+        return f"Reach {g.name()} at {v} for the site visit.\n", v
+    if kind == 3:
+        v = f"01{g.r.choice([51, 52, 57, 60, 70, 71, 76])} {g.r.randint(1000000, 9999999)}"
+        return f"Handy: {v} (Herr {g.r.choice(LAST)})\n", v
+    if kind == 4:
+        v = "06 " + " ".join(f"{g.r.randint(10, 99)}" for _ in range(4))
+        return f"Mon portable : {v}\n", v
+    if kind == 5:
+        v = f"+81 90-{g.r.randint(1000, 9999)}-{g.r.randint(1000, 9999)}"
+        return f"Tanaka-san's mobile is {v}.\n", v
+    if kind == 6:
+        v = g.ssn()
+        return f"Per our call, the claimant's SSN is {v} and DOB is 1979-03-02.\n", v
+    v = f"+353 8{g.r.randint(3, 9)} {g.r.randint(100, 999)} {g.r.randint(1000, 9999)}"
+    return f"If I'm not answering email, ring me on {v}.\n", v
+
+
+@pos_h4
+def h4_iban_shapes(g: Gen) -> tuple[str, str]:
+    country, bban = g.r.choice(
+        [
+            ("CH", g.s(string.digits, 17)),
+            ("AT", g.s(string.digits, 16)),
+            ("PL", g.s(string.digits, 24)),
+            ("SE", g.s(string.digits, 20)),
+            ("IE", g.s(string.ascii_uppercase, 4) + g.s(string.digits, 14)),
+            ("DE", g.s(string.digits, 18)),
+        ]
+    )
+    digits = "".join(str(int(c, 36)) for c in bban + country + "00")
+    compact = f"{country}{98 - int(digits) % 97:02d}{bban}"
+    v = g.r.choice([compact, " ".join(compact[i : i + 4] for i in range(0, len(compact), 4))])
+    text = g.r.choice(
+        [
+            f"<CdtrAcct>\n  <Id>\n    <IBAN>{v}</IBAN>\n  </Id>\n</CdtrAcct>\n",
+            f"Hi, my new bank account is {v}, can you send the refund there?\n",
+            f"Kontoinhaber: {g.name()}\nIBAN {v}\n",
+            f"payout_account={v} currency=EUR\n",
+        ]
+    )
+    return text, v
+
+
+@pos_h4
+def h4_pii_records(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = g.card()
+        return (
+            f'{{"level":"error","msg":"payment declined","pan":"{v}","merchant":"{g.word()}"}}\n',
+            v,
+        )
+    if kind == 1:
+        v = g.ssn()
+        return (
+            f"employee_id,full_name,social_security_number\n{g.r.randint(1000, 9999)},{g.name()},{v}\n",
+            v,
+        )
+    v = g.card()
+    return f"my card is {v}, expiry 0{g.r.randint(1, 9)}/2{g.r.randint(6, 9)}\n", v
+
+
+@pos_h4
+def h4_connection_strings(g: Gen) -> tuple[str, str]:
+    pw = g.s(string.ascii_letters + string.digits, g.r.randint(10, 20))
+    text = g.r.choice(
+        [
+            f"jdbc:mysql://{g.host()}:3306/orders?user={g.user()}&password={pw}&useSSL=true\n",
+            f"Driver={{ODBC Driver 18 for SQL Server}};Server={g.host()};Uid={g.user()};Pwd={pw};\n",
+            f"MONGO_URI=mongodb://{g.user()}:{pw}@mongo-0.{g.word()}:27017,mongo-1.{g.word()}:27017/app?replicaSet=rs0\n",
+            f"REDIS_URL=redis://:{pw}@{g.host()}:6379/0\n",
+            f'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="{g.user()}" password="{pw}";\n',
+            f"CELERY_BROKER_URL=amqps://{g.user()}:{pw}@rabbit.{g.r.choice(DOMAINS)}:5671/vhost\n",
+        ]
+    )
+    return text, pw
+
+
+@pos_h4
+def h4_private_key_embedded(g: Gen) -> tuple[str, str]:
+    lines = [g.s(B64, 64) for _ in range(g.r.randint(5, 10))]
+    kind = g.r.randrange(3)
+    if kind == 0:
+        body = "\n    ".join(lines)
+        return (
+            f"data:\n  tls.crt: LS0tLS1CRUdJTi...\n  tls.key: |\n    -----BEGIN EC PRIVATE KEY-----\n    {body}\n    -----END EC PRIVATE KEY-----\n",
+            lines[0],
+        )
+    if kind == 1:
+        body = "\\n".join(lines)
+        return (
+            f'PRIVATE_KEY = "-----BEGIN RSA PRIVATE KEY-----\\n{body}\\n-----END RSA PRIVATE KEY-----"\n',
+            lines[0],
+        )
+    body = "\n".join(lines)
+    return (
+        f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{body}\n=Ab3x\n-----END PGP PRIVATE KEY BLOCK-----\n",
+        lines[0],
+    )
+
+
+@pos_h4
+def h4_oauth_tokens(g: Gen) -> tuple[str, str]:
+    v = g.r.choice(
+        [
+            "ya29.a0" + g.s(B64URL, 150),
+            "1//0" + g.s(B64URL, 99),
+            "EAAB" + g.s(B62, 180),
+            "sl.B" + g.s(B64URL, 130),
+        ]
+    )
+    name = g.r.choice(["access_token", "refresh_token"])
+    text = g.r.choice(
+        [
+            f'{{"{name}": "{v}", "expires_in": 3599, "token_type": "Bearer"}}\n',
+            f"{name.upper()}={v}\n",
+            f'creds = Credentials(token=None, refresh_token="{v}")\n',
+        ]
+    )
+    return text, v
+
+
+@pos_h4
+def h4_webhook_urls(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = f"{g.uuid()}@{g.uuid()}/IncomingWebhook/{g.hex(32)}/{g.uuid()}"
+        return f'TEAMS_WEBHOOK = "https://{g.word()}.webhook.office.com/webhookb2/{v}"\n', v
+    if kind == 1:
+        v = f"{g.r.randint(10**8, 10**10)}:AA{g.s(B64URL, 33)}"
+        return (
+            f"curl -s https://api.telegram.org/bot{v}/sendMessage -d chat_id=42 -d text=deployed\n",
+            v,
+        )
+    v = f"T{g.s(string.ascii_uppercase + string.digits, 10)}/B{g.s(string.ascii_uppercase + string.digits, 10)}/{g.s(B62, 24)}"
+    return f'  "slack": {{ "url": "https://hooks.slack.com/services/{v}", "channel": "#ops" }}\n', v
+
+
+@pos_h4
+def h4_python_settings(g: Gen) -> tuple[str, str]:
+    kind = g.r.randrange(3)
+    if kind == 0:
+        v = g.s(string.ascii_lowercase + string.digits + "!@#%^&*(-_=+)", 50)
+        return (
+            f"# SECURITY WARNING: keep the secret key used in production secret!\nSECRET_KEY = '{v}'\n",
+            v,
+        )
+    if kind == 1:
+        v = g.s(B64URL, 43) + "="
+        return f"FERNET_KEY = b'{v}'\ncipher = Fernet(FERNET_KEY)\n", v
+    v = g.hex(64)
+    return f'app.secret_key = bytes.fromhex("{v}")\n', v
+
+
+# ---- h4 negatives
+
+
+@neg_h4
+def h4_env_example(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "# copy to .env and fill in\nDB_PASSWORD=\nAPI_KEY=your-api-key\nSECRET_KEY=change-me\n",
+            "STRIPE_SECRET_KEY=<stripe secret key>\nSTRIPE_PUBLISHABLE_KEY=<publishable key>\n",
+            "AWS_ACCESS_KEY_ID=${AWS_ACCESS_KEY_ID}\nAWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}\n",
+            "SENTRY_DSN=\nGITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+            "# JWT_SECRET=generate with: openssl rand -hex 32\nJWT_SECRET=\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_env_refs_code(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "const apiKey = import.meta.env.VITE_API_KEY;\n",
+            'if pw, ok := os.LookupEnv("DB_PASSWORD"); ok {\n\tcfg.Password = pw\n}\n',
+            "SECRET_KEY = config('SECRET_KEY')\nDEBUG = config('DEBUG', default=False, cast=bool)\n",
+            'const token = Deno.env.get("GITHUB_TOKEN");\n',
+            'password = ENV.fetch("DATABASE_PASSWORD") { raise "DATABASE_PASSWORD missing" }\n',
+            "secret_access_key: <%= Rails.application.credentials.dig(:aws, :secret_access_key) %>\n",
+            "      DB_PASSWORD: ${env:DB_PASSWORD}\n      API_KEY: ${ssm:/prod/api-key}\n",
+            "        password: '%env(DATABASE_PASSWORD)%'\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_ci_refs(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "      - uses: docker/login-action@v3\n        with:\n          username: ${{ vars.DOCKERHUB_USER }}\n          password: ${{ secrets.DOCKERHUB_TOKEN }}\n",
+            "      - run: echo $DOCKERHUB_PASSWORD | docker login -u $DOCKERHUB_USERNAME --password-stdin\n",
+            "    environment {\n        AWS_SECRET = credentials('aws-prod-secret')\n    }\n",
+            "withCredentials([string(credentialsId: 'sonar-token', variable: 'SONAR_TOKEN')]) {\n    sh 'mvn sonar:sonar -Dsonar.login=$SONAR_TOKEN'\n}\n",
+            "  - script: git push https://$(System.AccessToken)@dev.azure.com/org/proj/_git/repo\n",
+            "    - pipe: atlassian/bitbucket-upload-file:0.3.2\n      variables:\n        BITBUCKET_APP_PASSWORD: $APP_PASSWORD\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_checksums(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f"{g.hex(64)}  {g.word()}_{g.r.randint(1, 9)}.{g.r.randint(0, 20)}.0_linux_amd64.tar.gz\n{g.hex(64)}  {g.word()}_1.2.0_darwin_arm64.tar.gz\n",
+            f"{g.hex(7)} Fix token refresh race\n{g.hex(7)} Bump {g.word()} from 1.2.0 to 1.3.0\n",
+            f"Digest: sha256:{g.hex(64)}\nStatus: Downloaded newer image for {g.word()}:latest\n",
+            f'<script src="https://cdn.jsdelivr.net/npm/{g.word()}@3.1.0/dist/{g.word()}.min.js" integrity="sha384-{_b64bytes(g, 48)}" crossorigin="anonymous"></script>\n',
+            f"github.com/{g.word()}/{g.word()} v0.{g.r.randint(1, 30)}.0/go.mod h1:{_b64bytes(g, 32)}\n",
+            f"  md5: {g.hex(32)}\n  sha1: {g.hex(40)}\n",
+            f'      url = "https://github.com/{g.word()}/{g.word()}/archive/v1.0.tar.gz";\n      hash = "sha256-{_b64bytes(g, 32)}";\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_ids(g: Gen) -> str:
+    ulid_alpha = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+    return g.r.choice(
+        [
+            f'metadata:\n  name: {g.word()}-7d9f8\n  uid: {g.uuid()}\n  resourceVersion: "{g.r.randint(10**6, 10**8)}"\n',
+            f'  "objectId": "{g.uuid()}",\n  "appId": "{g.uuid()}",\n',
+            f"arn:aws:iam::{g.r.randint(10**11, 10**12 - 1)}:role/{g.word()}-deploy\n",
+            f'{{"_id": {{"$oid": "{g.hex(24)}"}}, "status": "shipped"}}\n',
+            f"order_id=01{g.s(ulid_alpha, 24)} state=paid\n",
+            f'  "payment_intent": "pi_{g.s(B62, 24)}",\n  "customer": "cus_{g.s(B62, 14)}",\n',
+            f"message id <{g.hex(16)}.{g.r.randint(10**9, 10**10)}@mail.{g.r.choice(DOMAINS)}> queued\n",
+            f"snowflake {g.r.randint(10**17, 10**18)} in guild {g.r.randint(10**17, 10**18)}\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_lock_files(g: Gen) -> str:
+    name = g.word()
+    return g.r.choice(
+        [
+            f'    "{name}": {{\n      "version": "1.0.{g.r.randint(0, 9)}",\n      "resolved": "https://registry.npmjs.org/{name}/-/{name}-1.0.4.tgz",\n      "integrity": "sha1-{_b64bytes(g, 20)}"\n    }},\n',
+            f'        {{\n            "name": "{g.word()}/{name}",\n            "version": "v2.3.1",\n            "dist": {{\n                "type": "zip",\n                "shasum": "{g.hex(40)}"\n            }}\n        }},\n',
+            f"CHECKSUMS\n  {name} (1.4.0) sha256={g.hex(64)}\n  rack (3.0.8) sha256={g.hex(64)}\n",
+            f"SPEC CHECKSUMS:\n  Alamofire: {g.hex(40)}\n  {name.capitalize()}Kit: {g.hex(40)}\n",
+            f'"{name}@npm:^2.0.0":\n  version: 2.0.3\n  resolution: "{name}@npm:2.0.3"\n  checksum: 10c0/{g.hex(128)}\n  languageName: node\n',
+            f'      "locked": {{\n        "narHash": "sha256-{_b64bytes(g, 32)}",\n        "owner": "NixOS",\n        "rev": "{g.hex(40)}",\n        "type": "github"\n      }},\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_base64_blobs(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f'  "thumbnail": "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAA{_b64bytes(g, 120)}",\n',
+            f'Content-Type: image/png; name="logo.png"\nContent-Transfer-Encoding: base64\n\niVBORw0KGgoAAAANSUhEUgAA{_b64bytes(g, 42)}\n{_b64bytes(g, 57)}\n{_b64bytes(g, 57)}\n',
+            f'background-image: url("data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9{_b64bytes(g, 60)}");\n',
+            f'<img alt="" src="data:image/gif;base64,R0lGODlhAQABAIAAAP{_b64bytes(g, 30)}">\n',
+            f"DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\\n\\x0c{g.word()}.proto\\x12\\x03api\"{g.s(B62, 40)}')\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_minified_js(g: Gen) -> str:
+    short = string.ascii_letters
+    return g.r.choice(
+        [
+            f'!function(e){{var t={{}};function n(r){{if(t[r])return t[r].exports;var o=t[r]={{i:r,l:!1,exports:{{}}}};return e[r].call(o.exports,o,o.exports,n),o.l=!0,o.exports}}n.p="/static/";n.h="{g.hex(20)}"}}([]);\n',
+            f'n.p+"static/js/"+({{}}[e]||e)+"."+{{0:"{g.hex(8)}",1:"{g.hex(8)}",2:"{g.hex(8)}"}}[e]+".chunk.js"\n',
+            f'var {g.s(short, 2)}={g.s(short, 1)}("{g.s(B62, 6)}"),{g.s(short, 2)}=function(e,t){{return e.{g.s(short, 3)}(t)}};//# sourceMappingURL=main.{g.hex(8)}.js.map\n',
+            f'const o="{g.s(B62 + "_$", 64)}";function r(e){{let t="";for(let n=0;n<e;n++)t+=o[Math.random()*64|0];return t}}\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_signed_public_urls(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f'<img src="https://images.{g.r.choice(DOMAINS)}/photos/{g.r.randint(10**6, 10**7)}.jpg?ixlib=rb-4.0.3&w=800&q=80&s={g.hex(32)}">\n',
+            f"https://www.gravatar.com/avatar/{g.hex(32)}?s=80&d=identicon\n",
+            f"https://d{g.s(string.ascii_lowercase + string.digits, 13)}.cloudfront.net/video/intro.mp4?Expires={g.r.randint(1_700_000_000, 1_800_000_000)}&Signature={g.s(B64URL.replace('_', '~'), 172)}__&Key-Pair-Id=K{g.s(string.ascii_uppercase + string.digits, 13)}\n",
+            f"X-Hub-Signature-256: sha256={g.hex(64)}\nX-GitHub-Event: push\nX-GitHub-Delivery: {g.uuid()}\n",
+            f"Stripe-Signature: t={g.r.randint(1_700_000_000, 1_800_000_000)},v1={g.hex(64)}\n",
+            f"https://avatars.githubusercontent.com/u/{g.r.randint(10**5, 10**8)}?v=4\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_fake_fixtures(g: Gen) -> str:
+    return g.r.choice(
+        [
+            '    client = ApiClient(token="x" * 40)\n',
+            '    monkeypatch.setenv("STRIPE_API_KEY", "sk_test_" + "0" * 24)\n',
+            '    user = UserFactory(password="test")\n',
+            "  const token = 'fake-token';\n  expect(await verify(token)).toBe(false);\n",
+            '    settings.SECRET_KEY = "not-a-real-secret"\n',
+            "    assert redact('ghp_' + 'a' * 36) == '[REDACTED]'\n",
+            '    api_key="dummy",\n',
+            "        password: 'password',\n",
+            '    TOKEN = "0123456789abcdef0123456789abcdef"\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_templating_placeholders(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "  password: {{ mysql_root_password }}\n",
+            "DATABASE_URL=postgres://{{ db_user }}:{{ db_password }}@{{ db_host }}/app\n",
+            "conn_str = 'host=%(host)s user=%(user)s password=%(password)s' % params\n",
+            'url = f"https://{user}:{password}@{host}/repo.git"\n',
+            "    <password>${env.NEXUS_PASSWORD}</password>\n",
+            "api_key: <API_KEY>\ntoken: [REDACTED]\nsecret: '***'\n",
+            "  token: @@DEPLOY_TOKEN@@\n",
+            "  apiKey: {{ .Values.apiKey | quote }}\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_stack_traces_clean(g: Gen) -> str:
+    return g.r.choice(
+        [
+            'Traceback (most recent call last):\n  File "/app/auth/tokens.py", line 88, in verify_token\n    payload = jwt.decode(token, key, algorithms=["HS256"])\njwt.exceptions.ExpiredSignatureError: Signature has expired\n',
+            "org.springframework.security.authentication.BadCredentialsException: Bad credentials\n\tat org.springframework.security.authentication.dao.AbstractUserDetailsAuthenticationProvider.authenticate(AbstractUserDetailsAuthenticationProvider.java:141)\n\tat org.springframework.security.authentication.ProviderManager.authenticate(ProviderManager.java:182)\n",
+            f"panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x{g.hex(6)}]\n\ngoroutine 1 [running]:\nmain.(*TokenStore).Get(0x0, {{0xc0000{g.hex(5)}, 0x24}})\n",
+            "JsonWebTokenError: invalid signature\n    at /app/node_modules/jsonwebtoken/verify.js:171:19\n    at getSecret (/app/node_modules/jsonwebtoken/verify.js:97:14)\n",
+            'psycopg2.OperationalError: FATAL:  password authentication failed for user "app"\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_logs_clean(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f'level=info ts=2025-06-0{g.r.randint(1, 9)}T10:00:00Z msg="token validated" sub={g.r.randint(1, 10**6)} kid={g.hex(16)} exp={g.r.randint(1_700_000_000, 1_800_000_000)}\n',
+            f"[auth] password check failed for user_id={g.r.randint(1, 99999)} (attempt 3/5)\n",
+            f'10.0.{g.r.randint(0, 255)}.{g.r.randint(1, 254)} - - [03/Jun/2025:11:02:17 +0000] "GET /static/js/app.{g.hex(8)}.js HTTP/2.0" 200 48213\n',
+            f'  Normal  Pulled  12s  kubelet  Successfully pulled image "ghcr.io/{g.word()}/api@sha256:{g.hex(64)}"\n',
+            f"INFO  session {g.hex(32)} expired after 1800s of inactivity\n",
+            f"DEBUG cache hit key=user:{g.r.randint(1, 10**6)}:perms etag={g.hex(16)}\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_docs_about_secrets(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "Set `GITHUB_TOKEN` to a fine-grained personal access token (they start with `github_pat_`).\n",
+            "Slack bot tokens look like `xoxb-` followed by numbers and letters; never paste one in an issue.\n",
+            "To rotate a key, run `aws iam create-access-key --user-name ci` and delete the old one.\n",
+            '```bash\nexport API_KEY=<your key>\ncurl -H "Authorization: Bearer $API_KEY" https://api.example.com\n```\n',
+            "| Name | Required | Description |\n|---|---|---|\n| `password` | yes | the user's password, 8-128 characters |\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_chat_clean(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "did you rotate the prod db password yet?\n",
+            "the token expired again, I'll regenerate it after standup\n",
+            "password is in 1Password under 'staging db'\n",
+            "use the key from vault, not the one in the wiki - that one is revoked\n",
+            "my password manager generated a 24-char one, works now\n",
+            "> can you send me the api key?\n> no, request access in #platform and it will be shared through vault\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_http_dump_clean(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f'HTTP/2 200\ncontent-type: application/json\nx-request-id: {g.uuid()}\netag: "{g.hex(32)}"\ncf-ray: {g.hex(16)}-FRA\n',
+            f"X-Amzn-Trace-Id: Root=1-{g.hex(8)}-{g.hex(24)}\nContent-MD5: {_b64bytes(g, 16)}\n",
+            f"Digest: sha-256={_b64bytes(g, 32)}\nStrict-Transport-Security: max-age=63072000; includeSubDomains\n",
+            f"Content-Security-Policy: script-src 'self' 'nonce-{_b64bytes(g, 16)}'\n",
+            "> POST /v1/login HTTP/1.1\n> Content-Type: application/json\n> Authorization: Bearer ${TOKEN}\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_public_config(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f"GOOGLE_CLIENT_ID={g.r.randint(10**11, 10**12)}-{g.s(string.ascii_lowercase + string.digits, 32)}.apps.googleusercontent.com\n",
+            f'  messagingSenderId: "{g.r.randint(10**11, 10**12)}",\n  appId: "1:{g.r.randint(10**11, 10**12)}:web:{g.hex(22)}",\n',
+            f'<script src="https://js.stripe.com/v3/"></script>\n<script>const stripe = Stripe("pk_live_{g.s(B62, 99)}");</script>\n',
+            f'<div class="g-recaptcha" data-sitekey="6L{g.s(B64URL, 38)}"></div>\n',
+            f"mapboxgl.accessToken = 'pk.eyJ1Ijoi{g.s(B64URL, 40)}.{g.s(B64URL, 22)}';\n",
+            f'  "algolia": {{ "appId": "{g.s(string.ascii_uppercase + string.digits, 10)}", "indexName": "docs" }},\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_terraform_clean(g: Gen) -> str:
+    return g.r.choice(
+        [
+            'resource "random_password" "db" {\n  length  = 32\n  special = true\n}\n',
+            f'  kms_key_id = "arn:aws:kms:eu-west-1:{g.r.randint(10**11, 10**12 - 1)}:key/{g.uuid()}"\n',
+            f'  ami           = "ami-0{g.hex(16)}"\n  subnet_id     = "subnet-0{g.hex(16)}"\n  vpc_security_group_ids = ["sg-0{g.hex(16)}"]\n',
+            '  password = data.vault_generic_secret.db.data["password"]\n',
+            'resource "aws_secretsmanager_secret" "api" {\n  name = "prod/api-token"\n}\n',
+        ]
+    )
+
+
+@neg_h4
+def h4_dockerfile_clean(g: Gen) -> str:
+    return g.r.choice(
+        [
+            f"FROM python:3.12-slim@sha256:{g.hex(64)}\nARG PIP_INDEX_URL\nRUN --mount=type=secret,id=pip,target=/root/.netrc pip install -r requirements.txt\n",
+            'ENV PATH="/opt/venv/bin:$PATH" PYTHONDONTWRITEBYTECODE=1\nHEALTHCHECK CMD curl -f http://localhost:8000/health || exit 1\n',
+            'COPY --chown=app:app . /app\nUSER app\nCMD ["gunicorn", "app:create_app()"]\n',
+            "ARG GITHUB_TOKEN\nRUN --mount=type=secret,id=gh GITHUB_TOKEN=$(cat /run/secrets/gh) go mod download\n",
+        ]
+    )
+
+
+@neg_h4
+def h4_crypto_code(g: Gen) -> str:
+    return g.r.choice(
+        [
+            "key = Fernet.generate_key()\ncipher = Fernet(key)\n",
+            "sig = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()\n",
+            "private_key = serialization.load_pem_private_key(pem_bytes, password=None)\n",
+            "token = secrets.token_urlsafe(32)\n",
+            "const hash = crypto.createHash('sha256').update(password + salt).digest('hex');\n",
+            'Password string `json:"password" validate:"required,min=8"`\n',
+            f'const passwordResetTemplateID = "d-{g.hex(32)}"\n',
+            r"const PASSWORD_RE = /^(?=.*[A-Z])(?=.*\d).{8,}$/;" + "\n",
+        ]
+    )
+
+
 def build(seed: int, per_template: int) -> list[Item]:
     """``per_template`` items of each template, each template drawing from its own generator
     (seeded with the seed and its name: adding a template changes no other's items)."""
@@ -1666,8 +2524,9 @@ def evaluate(items: list[Item], scanner: Scanner) -> dict[str, object]:
                 flagged.append((it, f"{f.code} {it.text[max(0, f.start - 30) : f.end + 5]!r}"))
     return {
         "all": _rates(rows),
-        "tune_templates": _rates([r for r in rows if r[0].template not in HELD]),
+        "tune_templates": _rates([r for r in rows if r[0].template not in HELD | H4]),
         "held_templates": _rates([r for r in rows if r[0].template in HELD]),
+        "h4_templates": _rates([r for r in rows if r[0].template in H4]),
         "per_template": {k: f"{v[0]}/{v[1]}" for k, v in sorted(per.items()) if k not in HELD},
         "_misses": misses,
         "_flagged": flagged,
@@ -1701,7 +2560,7 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(res, indent=2) + "\n")
     print(f"seed {args.seed}: {len(items)} items")
-    for part in ("all", "tune_templates", "held_templates"):
+    for part in ("all", "tune_templates", "held_templates", "h4_templates"):
         r = res[part]
         assert isinstance(r, dict)
         print(
