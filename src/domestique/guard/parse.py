@@ -378,6 +378,12 @@ class Walker:
             # `> ~/.bash_history` alone truncates the file: judged as `:` with that redirect
             span = self._span(node, ctx)
             self._add(Invocation([Word(":", True, span)], span, redirects=redirects), ctx)
+        while body is not None and body.type == "list" and body.named_children:
+            # `mkdir d && cat > d/f <<EOF`: tree-sitter-bash hangs the redirects on the whole
+            # list; bash gives them (and the here-document) to its last command only
+            *head, body = body.named_children
+            for k in head:
+                self._statement(k, ctx)
         if body is not None:
             if body.type == "command":
                 self._command(node=body, ctx=ctx, extra=redirects, stdin=(stdin_text, text_subs))

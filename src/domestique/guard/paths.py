@@ -305,6 +305,7 @@ def guard_paths(home_env: str | None) -> re.Pattern[str]:
         r"\.local/state/domestique(?:/.*)?$",
         r"Library/Application Support/domestique(?:/.*)?$",
         r"\.domestique(?:/.*)?$",
+        r"\.config/domestique(?:/.*)?$",
         r"etc/domestique(?:/.*)?$",
         # the guard's own program and its state folder named by variable
         r"bin/domestique$",

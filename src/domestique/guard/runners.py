@@ -381,6 +381,14 @@ class Runners(Walker):
             self.hits.append(
                 Hit("cmd.guard_tamper", f"{lang} code kills Domestique's processes", where, shown)
             )
+        if lang == "awk" and "/inet" in code and _AWK_INET.search(code):
+            # gawk's /inet/tcp/0/HOST/PORT special file: a socket; files it reads go out
+            inv.code_network = True
+            from domestique.guard.paths import CREDENTIAL_FILES
+
+            inv.code_creds = (*inv.code_creds, *(
+                t for t in interp.string_literals(code) if CREDENTIAL_FILES.search(t)
+            ))  # fmt: skip
         if lang == "awk" and _AWK_RUNS_INPUT.search(code) and inv.upstream:
             # curl … | awk '{system($0)}': each line read is a command run
             inv.exec_data = (*inv.exec_data, *inv.upstream)
@@ -491,3 +499,4 @@ _GUARD_IN_CODE = re.compile(r"(?i)domestiq")
 _KILL_IN_CODE = re.compile(
     r"(?i)\bkill(?:all)?\b|\bSIG(?:KILL|TERM|STOP)\b|\.terminate\(|Stop-Process"
 )
+_AWK_INET = re.compile(r"/inet[46]?/(?:tcp|udp)/\d+/[^/\"]+/\d+")

@@ -29,6 +29,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     proxy,
     recon,
     staging,
+    streams,
     table,
     tamper,
 )

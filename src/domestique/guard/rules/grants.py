@@ -32,6 +32,15 @@ _AWS_GRANTS = frozenset(
     {"attach-user-policy", "attach-role-policy", "attach-group-policy", "put-user-policy",
      "put-role-policy", "add-user-to-group", "create-login-profile", "update-assume-role-policy"}
 )  # fmt: skip
+_BINDING_KIND = re.compile(r"(?m)^\s*kind:\s*(?:Cluster)?RoleBinding\b")
+_ADMIN_ROLE_YAML = re.compile(r"(?m)^\s*name:\s*[\"']?cluster-admin\b")
+_PUBLIC_PRINCIPAL = re.compile(r"\"Principal\"\s*:\s*(?:\"\*\"|\{\s*\"AWS\"\s*:\s*\"\*\")")
+_SQL_CLIENTS = frozenset({"psql", "mysql", "mariadb", "sqlcmd", "mongosh", "mongo", "cockroach"})
+_SQL_GRANT = re.compile(
+    r"(?i)\bALTER\s+(?:ROLE|USER)\s+\S+\s+(?:WITH\s+)?SUPERUSER\b|"
+    r"\bGRANT\s+ALL\b[^;]*\bON\s+\*\.\*|\bWITH\s+GRANT\s+OPTION\b|"
+    r"\bCREATE\s+(?:ROLE|USER)\b[^;]*\bSUPERUSER\b|\broles\s*:\s*\[\s*[\"']root[\"']"
+)
 _PERMISSION_KEYS = re.compile(r"(?i)^(?:permission|role)=(?:admin|maintain|owner)$")
 
 
@@ -83,6 +92,37 @@ def _grant(inv: Invocation) -> str | None:
     if n == "oc" and args[:3] == ["adm", "policy", "add-cluster-role-to-user"]:
         return "an OpenShift cluster role"
     if (
+        n in ("kubectl", "oc")
+        and args[:1] in (["patch"], ["edit"])
+        and any(
+            a in ("clusterrolebinding", "rolebinding") or a.startswith("clusterrolebinding/")
+            for a in args[1:3]
+        )
+        and any(_ADMIN_ROLE.search(a) or a.endswith("/cluster-admin") for a in args[1:4])
+    ):
+        return "a Kubernetes administrator binding edited"
+    if n in ("kubectl", "oc") and args[:1] in (["apply"], ["create"], ["replace"]):
+        text = inv.stdin_text or ""
+        if _BINDING_KIND.search(text) and _ADMIN_ROLE_YAML.search(text):
+            return "a Kubernetes binding to cluster-admin applied"
+    if args[:2] == ["s3api", "put-bucket-policy"] and _PUBLIC_PRINCIPAL.search(
+        _value(args, "--policy")
+    ):
+        return "an S3 bucket policy open to everyone"
+    if n in ("gcloud", "gsutil") and any(a.startswith(("allUsers", "allAuthenticatedUsers",
+        "--member=allUsers", "--member=allAuthenticatedUsers")) or a in ("allUsers:R",
+        "allUsers:objectViewer") for a in args):  # fmt: skip
+        return "a Google Cloud resource opened to everyone"
+    if n == "vault" and (
+        _value(args, "-policy") == "root"
+        or any(a in ("policies=root", "policy=root", "token_policies=root") for a in args)
+    ):
+        return "a Vault identity given the root policy"
+    if n in _SQL_CLIENTS:
+        sql = " ".join([*args, inv.stdin_text or ""])
+        if _SQL_GRANT.search(sql):
+            return "a database role given superuser or all privileges"
+    if (
         n in ("gh", "glab")
         and args[:1] == ["api"]
         and any("/collaborators/" in a or "/members" in a for a in args)
@@ -92,7 +132,10 @@ def _grant(inv: Invocation) -> str | None:
     return None
 
 
-@rule(programs={"aws", "gcloud", "az", "kubectl", "oc", "gh", "glab"}, args=True)
+_GRANTERS = frozenset({"aws", "gcloud", "gsutil", "az", "kubectl", "oc", "gh", "glab", "vault"})
+
+
+@rule(programs=_GRANTERS | _SQL_CLIENTS, args=True)
 def _rule_admin_grant(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """Administrative rights granted to an identity (cloud IAM, cluster RBAC, forge admin)."""
     what = _grant(inv)

@@ -165,6 +165,7 @@ _CONVENTIONAL = {
     "invoke": ("tasks.py",),
     "gradle": ("build.gradle", "build.gradle.kts", "settings.gradle"),
     "cargo": ("build.rs",),
+    "direnv": (".envrc",),
 }
 
 
@@ -183,6 +184,15 @@ def _conventional_files(inv: Invocation) -> list[Word]:
     ):  # fmt: skip
         return []
     return [Word(name, True, inv.span) for name in names]
+
+
+def _conventional_saved(inv: Invocation, saved: dict[str, tuple[str, Invocation]]) -> list[Word]:
+    """The downloaded files ``inv`` runs by their names, in any folder it reads them from
+    (pytest collects every ``conftest.py`` under the tests it runs)."""
+    names = {c.text for c in _conventional_files(inv)}
+    if not names:
+        return []
+    return [Word(k, True, inv.span) for k in saved if posixpath.basename(k) in names]
 
 
 def _fetched(inv: Invocation) -> tuple[list[str], list[str]]:
@@ -330,7 +340,7 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                 if tool:
                     shadows[tool] = got[1]
         for w in [*_executed_paths(inv), *_stdin_files(inv, ctx), *_cat_run(inv, ctx),
-                  *(c for c in _conventional_files(inv) if c.text in saved)]:  # fmt: skip
+                  *_conventional_saved(inv, saved)]:  # fmt: skip
             key = _key(w.text)
             folder = next((f for f in folders if key.startswith(f + "/")), None)
             if inside and not w.text.startswith(("/", "~", "$")):

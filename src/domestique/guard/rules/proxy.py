@@ -198,6 +198,53 @@ _CONFIG_TEXT: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = (
         "turns gem/bundler certificate checks off",
     ),
     (
+        re.compile(r"(?:^|/)\.curlrc$"),
+        re.compile(
+            r"(?im)^\s*-?-?(?:proxy|x)\s*=?\s*[\"']?(?:https?|socks5h?)://(?!127\.|localhost|\[::1\])"
+        ),
+        "cmd.guard_tamper",
+        "routes every curl through another proxy",
+    ),
+    (
+        re.compile(r"(?:^|/)\.docker/config\.json$"),
+        re.compile(
+            r"(?i)\"(?:https?|ftp)Proxy\"\s*:\s*\"(?:https?|socks5h?)://(?!127\.|localhost)"
+        ),
+        "cmd.guard_tamper",
+        "routes every container's traffic through another proxy",
+    ),
+    (
+        re.compile(r"(?:^|/)\.gemrc$"),
+        re.compile(r"(?im)--source\s+(?!https://rubygems\.org)\w+://|^\s*:?sources:"),
+        "cmd.untrusted_install",
+        "points gem at another source",
+    ),
+    (
+        re.compile(r"(?:^|/)\.vscode/tasks\.json$"),
+        re.compile(r"(?i)\"runOn\"\s*:\s*\"folderOpen\""),
+        "cmd.persistence",
+        "adds a task that runs when the folder is opened",
+    ),
+    (
+        re.compile(r"(?:^|/)\.(?:vscode|cursor|windsurf)/settings\.json$"),
+        re.compile(
+            r"(?i)\"[\w.]*autoApprove[\w.]*\"\s*:\s*(?:true|\{)|\"task\.allowAutomaticTasks\"\s*:\s*\"on\"|"
+            r"\"[\w.]*(?:yolo|skipPermissions|dangerously)\w*\"\s*:\s*true"
+        ),
+        "cmd.guard_tamper",
+        "turns the editor agent's approval prompts off",
+    ),
+    (
+        re.compile(
+            r"(?:^|/)(?:\.mcp\.json|\.(?:cursor|vscode|gemini|windsurf)/mcp\.json|mcp_config\.json)$"
+        ),
+        re.compile(
+            r"(?i)\"command\"\s*:\s*\"(?:/bin/|/usr/bin/)?(?:ba|z|da)?sh\"|(?:curl|wget)[^\"]*\|\s*(?:ba)?sh"
+        ),
+        "cmd.persistence",
+        "adds an MCP server that runs shell code whenever the agent starts",
+    ),
+    (
         re.compile(r"(?:^|/)\.gitconfig$|(?:^|/)git/config$"),
         re.compile(r"(?im)^\s*sslverify\s*=\s*(?:false|no|off|0)"),
         "cmd.tls_off",
@@ -206,7 +253,8 @@ _CONFIG_TEXT: tuple[tuple[re.Pattern[str], re.Pattern[str], str, str], ...] = (
 )
 _CONFIG_HINT = re.compile(
     r"npmrc|yarnrc|pip\.(?:conf|ini)|pydistutils|uv\.toml|curlrc|wgetrc|condarc|gitconfig|git/config|"
-    r"cargo/config|yum|dnf\.conf|apt\.conf|gemrc|bundle/config"
+    r"cargo/config|yum|dnf\.conf|apt\.conf|gemrc|bundle/config|docker/config|\.vscode/|\.cursor/|"
+    r"\.windsurf/|\.gemini/|mcp"
 )
 
 
