@@ -436,6 +436,7 @@ def _rule_chmod(inv: Invocation, ctx: Context) -> Iterator[Hit]:
 
 
 # Service and storage CLIs whose destroying verbs delete data that is not in the project.
+# (kind, minikube and k3d clusters live on this machine: deleting one is a dev reset.)
 _DATA_CLIS = frozenset(
     {
         "aws", "gcloud", "gsutil", "az", "kubectl", "helm", "terraform", "pulumi", "vault", "op",
@@ -443,7 +444,7 @@ _DATA_CLIS = frozenset(
         "rabbitmqctl", "rabbitmqadmin", "gitlab-runner", "heroku", "fly", "flyctl", "vercel",
         "netlify", "firebase", "supabase", "doctl", "hcloud", "openstack", "s3cmd", "mc", "consul",
         "etcdctl", "stripe", "redis-cli", "docker", "podman", "nomad", "kubeadm", "eksctl",
-        "docker-compose", "minikube", "kind", "linode-cli", "ibmcloud", "oci", "tsh", "argocd",
+        "docker-compose", "linode-cli", "ibmcloud", "oci", "tsh", "argocd",
         "flux", "kafka-topics", "kafka-consumer-groups", "kafka-configs", "kafka-acls",
         "kafka-delete-records", "java",
         "aws-vault", "sops", "gopass", "pass", "bw", "lpass", "kubectx", "k9s", "virsh", "vagrant",
