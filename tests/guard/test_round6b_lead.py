@@ -101,4 +101,5 @@ def test_redirects_after_and_go_to_the_last_command_only() -> None:
     by_name = {inv.name: inv for inv in u.invocations}
     assert [r.target.text for r in by_name["mkdir"].redirects] == []
     assert [r.target.text for r in by_name["cat"].redirects] == ["d/f"]
-    assert by_name["cat"].stdin_text is not None and "hello" in by_name["cat"].stdin_text
+    assert by_name["cat"].stdin_text is not None
+    assert "hello" in by_name["cat"].stdin_text
