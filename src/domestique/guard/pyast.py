@@ -357,10 +357,16 @@ class _Reader(ast.NodeVisitor):
         facts = self.facts
         if name.startswith(_NETWORK_ROOTS) or name.endswith((".urlopen", ".urlretrieve")):
             facts.network = True
+        if name in ("keyring.get_password", "keyring.get_credential"):
+            # the desktop keyring (Secret Service / Keychain): a credential store read
+            facts.reads.append("~/.local/share/keyrings/login.keyring")
         if name in ("os.getenv", "os.environ.get", "environ.get", "getenv") and args:
             key = self.value(args[0])
             if key:
                 facts.secret_vars.append(key)
+        if name in ("keyring.get_password", "keyring.get_credential"):
+            # the desktop keyring (Secret Service / Keychain): a credential store read
+            facts.reads.append("~/.local/share/keyrings/login.keyring")
         if name in _ENV_DUMPERS and any(self._environ(a) for a in args):
             facts.sends_env = True
         if name in ("exec", "eval", "runpy.run_path", "runpy.run_module") and args:

@@ -164,6 +164,9 @@ def _find_prints(f: Invocation) -> list[Word]:
     return [Word(text, root.literal, root.span)]
 
 
+_RECIPE_PREFIX = re.compile(r"(?m)^\.RECIPEPREFIX\s*[:?+]?=\s*(\S)")
+
+
 def _quote_word(w: Word) -> str:
     return quote_text(w.text)
 
@@ -688,6 +691,14 @@ class Unfolder(Runners):
                 if inv.stdin_text:  # a here-string or here-document: its recipes are read
                     recipes = RECIPE.findall(inv.stdin_text)
                     code = "\n".join((a or b).strip().lstrip("@+-") for a, b in recipes)
+                    prefix = _RECIPE_PREFIX.search(inv.stdin_text)
+                    if prefix:  # .RECIPEPREFIX = >: recipe lines start with that character
+                        mark = prefix.group(1)
+                        code += "\n" + "\n".join(
+                            line[1:].strip().lstrip("@+-")
+                            for line in inv.stdin_text.splitlines()
+                            if line.startswith(mark) and not line.startswith(".RECIPEPREFIX")
+                        )
                     if code.strip():
                         self.nested(code, ctx._replace(upstream=()), inv.span, "make recipe")
             elif target.subs:

@@ -412,7 +412,8 @@ DROP_HOSTS = re.compile(
     r"hastebin\.com|termbin\.com|webhook\.site|requestbin\.\w+|pipedream\.net|"
     r"discord(?:app)?\.com/api/webhooks|hooks\.slack\.com|api\.telegram\.org|"
     r"anonfiles\.com|gofile\.io|oast\.\w+|interact\.sh|burpcollaborator\.net|ngrok\.io|"
-    r"ngrok-free\.app|trycloudflare\.com)"
+    r"ngrok-free\.app|trycloudflare\.com|bore\.pub|serveo\.net|localhost\.run|"
+    r"pinggy\.(?:io|link)|loca\.lt|localtunnel\.me)"
 )
 
 

@@ -550,6 +550,15 @@ _KEY_PATTERN = re.compile(
 )
 
 
+def _searches(inv: Invocation) -> bool:
+    """A search tool, or perl reading lines (-n/-p: ``perl -ne 'print if /sk-…/' FILES``)."""
+    return inv.name in _GREP_NAMES or (
+        inv.name == "perl"
+        and any(a.startswith("-") and not a.startswith("--") and ("n" in a or "p" in a)
+                for a in inv.args)
+    )  # fmt: skip
+
+
 _GREP_NAMES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "zgrep", "find"})
 
 
@@ -628,8 +637,7 @@ def _rule_flows(ctx: Context) -> Iterator[Hit]:
                 yield Hit("cmd.tls_off", f"{f.name} prints a credential sent with certificate "
                           "checks off", span_of(f.span, inv.span), judged)  # fmt: skip
                 return
-            if f is not inv and f.name in _GREP_NAMES and any(_KEY_PATTERN.search(a)
-                                                              for a in f.args):  # fmt: skip
+            if f is not inv and _searches(f) and any(_KEY_PATTERN.search(a) for a in f.args):
                 yield Hit("cmd.exfiltration", "a search for keys or passwords is sent away",
                           span_of(f.span, inv.span), f.render() + " -> " + judged)  # fmt: skip
                 return

@@ -150,7 +150,7 @@ def _recursive_copy_of_project(inv: Invocation, ctx: Context) -> bool:
             positional[:1] in (["copy"], ["sync"], ["move"], ["copyto"])
             and len(positional) >= 3
             and _whole_project(positional[1], ctx)
-            and ":" in positional[-1]
+            and ":" in positional[2]  # the destination (later words may be option values)
         )
     if n == "aws":
         return (
