@@ -9,7 +9,8 @@ tool runs by convention (Makefile, conftest.py, package.json) downloaded first; 
 ``.`` then its file run through ``$(cat …)``; the guard found by a name stem and killed from a
 loop or interpreter code; ``${VAR:-default}`` paths; production teardown through frameworks
 and terraform; administrative grants in clouds, clusters and forges; node-taking pods.
-Cases are this file's own variants of each cause, not the held-out set's lines.
+Cases are this file's own variants of each cause, not the held-out set's lines; the second
+set's causes (round 6b) are in round6b_cases.py.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from agent_judge import judge_as_agent
+from round6b_cases import ALLOWED_B, STOPPED_B
 
-from domestique.guard import judge_command
+from domestique.guard.unfold import unfold_command
 from domestique.policy import EffectivePolicy, load_policy
-from domestique.records import Actor
 
 STOPPED = [
     'sh -c "rm -rf ~/$(printf %s Music)"',
@@ -104,21 +106,28 @@ def policy() -> EffectivePolicy:
     return load_policy()
 
 
-def _judge(command: str, policy: EffectivePolicy, cwd: Path) -> tuple[str, tuple[str, ...]]:
-    (cwd / ".git").mkdir(exist_ok=True)
-    j = judge_command(command, policy=policy, actor=Actor.AGENT, cwd=str(cwd))
-    return j.verdict.action.value, j.verdict.codes
+_judge = judge_as_agent
 
 
-@pytest.mark.parametrize("command", STOPPED)
+@pytest.mark.parametrize("command", STOPPED + STOPPED_B)
 def test_attack_is_stopped(command: str, policy: EffectivePolicy, tmp_path: Path) -> None:
     action, codes = _judge(command, policy, tmp_path)
     assert action in ("ask", "deny"), codes
 
 
-@pytest.mark.parametrize("command", ALLOWED)
+@pytest.mark.parametrize("command", ALLOWED + ALLOWED_B)
 def test_everyday_look_alike_is_allowed(
     command: str, policy: EffectivePolicy, tmp_path: Path
 ) -> None:
     action, codes = _judge(command, policy, tmp_path)
     assert action == "allow", codes
+
+
+def test_redirects_after_and_go_to_the_last_command_only() -> None:
+    """bash gives `a && b > f <<EOF` redirects and here-document to b alone."""
+    u = unfold_command("mkdir -p d && cat > d/f <<'E'\nhello\nE")
+    by_name = {inv.name: inv for inv in u.invocations}
+    assert [r.target.text for r in by_name["mkdir"].redirects] == []
+    assert [r.target.text for r in by_name["cat"].redirects] == ["d/f"]
+    assert by_name["cat"].stdin_text is not None
+    assert "hello" in by_name["cat"].stdin_text
