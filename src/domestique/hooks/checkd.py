@@ -30,16 +30,9 @@ class BadCheck(ValueError):
 
 def parse_check(data: bytes) -> tuple[int, list[str], str, dict[str, str], bytes]:
     """(pid, argv, cwd, env, identity) of one ``DQC1`` request; raises BadCheck."""
-    head, sep, rest = data.partition(b"\n")
-    parts = head.split(b" ")
-    if not sep or len(parts) != 6 or parts[0] != b"DQC1":
-        raise BadCheck("bad header")
-    try:
-        pid, n_args, n_cwd, n_env, n_id = (int(p) for p in parts[1:])
-    except ValueError as exc:
-        raise BadCheck("bad header numbers") from exc
-    if min(pid, n_args, n_cwd, n_env, n_id) < 0 or n_args + n_cwd + n_env + n_id != len(rest):
-        raise BadCheck("bad lengths")
+    from domestique.hooks.wire import split_frame
+
+    (pid, n_args, n_cwd, n_env, _), rest = split_frame(data, b"DQC1", BadCheck, exact=True)
     argv = [os.fsdecode(a) for a in rest[:n_args].split(b"\0")]
     cwd = os.fsdecode(rest[n_args : n_args + n_cwd])
     at = n_args + n_cwd

@@ -43,7 +43,7 @@ from domestique.hooks.decide import Judge
 from domestique.hooks.entry import fail_closed_reply
 from domestique.hooks.hosts import HOSTS
 from domestique.hooks.protocol import Reply
-from domestique.hooks.wire import identity, socket_path
+from domestique.hooks.wire import identity, socket_path, split_frame
 from domestique.keys import domestique_home, ensure_private_dir
 
 IDLE_TIMEOUT_S = 30 * 60
@@ -60,16 +60,7 @@ class BadRequest(ValueError):
 
 def parse_request(data: bytes) -> tuple[int, str, str, dict[str, str], bytes, bytes]:
     """(pid, host, cwd, env, identity, payload) from one request; raises BadRequest."""
-    head, sep, rest = data.partition(b"\n")
-    parts = head.split(b" ")
-    if not sep or len(parts) != 6 or parts[0] != b"DQH2":
-        raise BadRequest("bad header")
-    try:
-        pid, n_host, n_cwd, n_env, n_id = (int(p) for p in parts[1:])
-    except ValueError as exc:
-        raise BadRequest("bad header numbers") from exc
-    if min(pid, n_host, n_cwd, n_env, n_id) < 0 or n_host + n_cwd + n_env + n_id > len(rest):
-        raise BadRequest("bad lengths")
+    (pid, n_host, n_cwd, n_env, n_id), rest = split_frame(data, b"DQH2", BadRequest, exact=False)
     host = rest[:n_host].decode("utf-8", "replace")
     cwd = rest[n_host : n_host + n_cwd].decode("utf-8", "surrogateescape")
     at = n_host + n_cwd

@@ -60,6 +60,26 @@ def encode_request(host: str, raw: bytes, ident: bytes | None = None) -> bytes:
     return head + name + cwd + env + who + raw
 
 
+def split_frame(
+    data: bytes, magic: bytes, error: type[ValueError], *, exact: bool
+) -> tuple[list[int], bytes]:
+    """A request's five header numbers (pid, then the lengths of the parts that follow) and
+    its body; raises ``error`` for a bad header or lengths that do not fit (``exact``: the
+    parts fill the body; otherwise a payload may follow them)."""
+    head, sep, rest = data.partition(b"\n")
+    parts = head.split(b" ")
+    if not sep or len(parts) != 6 or parts[0] != magic:
+        raise error("bad header")
+    try:
+        nums = [int(p) for p in parts[1:]]
+    except ValueError as exc:
+        raise error("bad header numbers") from exc
+    total = sum(nums[1:])
+    if min(nums) < 0 or (total != len(rest) if exact else total > len(rest)):
+        raise error("bad lengths")
+    return nums, rest
+
+
 def daemon_timeout() -> float:
     """``DOMESTIQUE_HOOKD_TIMEOUT_MS`` (1…60000) in seconds, else :data:`DAEMON_TIMEOUT_S`."""
     value = os.environ.get("DOMESTIQUE_HOOKD_TIMEOUT_MS", "")
