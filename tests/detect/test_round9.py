@@ -48,6 +48,10 @@ QUIET = [
     # printed output written under the call that prints it
     '    print(model.model_dump_json())\n    #> {"password":"Wq7-Lm2xPz9"}\n',
     '#> {"api_secret": "4be1f0c2a9d87e3b56c1d0e9f8a7b6c5"}\n',
+    # the query of a status badge's image URL, embedded in a README for every visitor
+    "[![cov](https://cov.acme.dev/gh/o/r/branch/main/graph/badge.svg?token=Yq7x3mkz0a)](x)\n",
+    '<img src="https://ci.acme.dev/badges/build.svg?token=Yq7x3mkz0a">\n',
+    "https://ci.acme.dev/badge?branch=main&token=Yq7x3mkz0a\n",
 ]
 
 FOUND = [
@@ -64,6 +68,10 @@ FOUND = [
     # "#>" opening a line's output; elsewhere on a line (or with no space after it) it is not
     ('x = 1  #> {"password":"Wq7-Lm2xPz9"}\n', "secret.password_assignment"),
     ('# {"password":"Wq7-Lm2xPz9"}\n', "secret.password_assignment"),
+    # a token in the query of a URL that is no badge image
+    ('curl "https://api.acme.dev/v1/report?token=Yq7x3mkz0a"\n', "secret.generic_secret"),
+    ("https://acme.dev/badge_upload?token=Yq7x3mkz0a\n", "secret.generic_secret"),
+    ("https://acme.dev/badges/x/y?token=Yq7x3mkz0a\n", "secret.generic_secret"),
 ]
 
 
