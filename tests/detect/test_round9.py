@@ -43,6 +43,7 @@ QUIET = [
     "-e git+https://github.com/acme/s3transfer.git@develop#egg=s3transfer\n",
     # a value whose own name says it is an identifier, right before it
     "# /complete/twilio/?AccountSid=ACc65ea16c9ebd4d4684edf814995b27\n",
+    'plivo settings, "user_id": "9mFiSka6TXkd6zpSv7CXFcgv"\n',
     # names of words ending in a model's code, listed after a service's name in a string
     "models = ['mobile_phone_reader', 'simulated_stripe_s700', 'simulated_stripe_s710']\n",
     # printed output written under the call that prints it
@@ -63,6 +64,7 @@ FOUND = [
     (f'twilio_token = "{TWILIO_HEX}"\n', "secret.twilio_key"),
     (f"from twilio.rest import Client; twilio_auth = '{TWILIO_HEX}'\n", "secret.twilio_key"),
     ("ipinfo token = 'a83f0c9e2b71d4'\n", "secret.named_service_key"),
+    ('plivo settings, "auth": "9mFiSka6TXkd6zpSv7CXFcgv"\n', "secret.named_service_key"),
     # a key with a letter and digits at its end is no name of words
     ("STRIPE_SECRET = 'Lm4Pz7Rt5Wv8Yb3k9Xq2_s700'\n", "secret.service_credential"),
     # "#>" opening a line's output; elsewhere on a line (or with no space after it) it is not
