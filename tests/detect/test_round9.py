@@ -29,6 +29,8 @@ JWT_BEFORE_IAT = _jwt({"sub": "ada", "iat": 1716239022, "exp": 1716230000})
 # a token that was valid once (expired in 2019) and one with no exp claim
 JWT_2019 = _jwt({"user_id": "9a1c", "aud": "app:auth", "exp": 1571504193})
 JWT_NO_EXP = _jwt({"sub": "ada", "name": "Ada King", "iat": 1716239022})
+# an issuer that wrote iat in milliseconds: the exp (seconds) may well be live
+JWT_IAT_MS = _jwt({"sub": "ada", "iat": 1716239022000, "exp": 1716242622})
 TWILIO_HEX = "a83f0c9e2b71d4f00a9e1c2d3e4f5a6b"
 
 QUIET = [
@@ -95,7 +97,13 @@ def test_the_same_shapes_as_credentials_are_still_found(
 
 @pytest.mark.parametrize(
     ("token", "live"),
-    [(JWT_1970, False), (JWT_BEFORE_IAT, False), (JWT_2019, True), (JWT_NO_EXP, True)],
+    [
+        (JWT_1970, False),
+        (JWT_BEFORE_IAT, False),
+        (JWT_2019, True),
+        (JWT_NO_EXP, True),
+        (JWT_IAT_MS, True),
+    ],
 )
 def test_a_jwt_expired_when_made_is_not_taken(token: str, live: bool) -> None:
     assert jwt_structure(token) is live

@@ -139,6 +139,7 @@ def jwt_structure(value: str) -> bool:
 # ``exp`` falls before 2010-01-01, or before its own ``iat``, was expired when it was made, so
 # it was written by hand for a page ("exp": 123456), never issued by a server to let anyone in.
 _JWT_ERA = 1_262_304_000
+_SECONDS_CAP = 100_000_000_000  # year 5138 in seconds; a time above it is in milliseconds
 
 
 def _never_valid(payload_raw: bytes) -> bool:
@@ -154,7 +155,8 @@ def _never_valid(payload_raw: bytes) -> bool:
         return False
     if exp < _JWT_ERA:
         return True
-    return isinstance(iat, (int, float)) and not isinstance(iat, bool) and exp < iat
+    # an iat written in milliseconds (an issuer's slip) says nothing against an exp in seconds
+    return isinstance(iat, (int, float)) and not isinstance(iat, bool) and exp < iat < _SECONDS_CAP
 
 
 def not_made_up_jwt(value: str) -> bool:
