@@ -359,10 +359,30 @@ _RESOURCE_ID_RE = re2.compile(
 )
 _ID_STOP = frozenset(" \t\r\n\"'`,;=<>()[]{}")
 _ID_REACH = 256
+# A status badge's image URL (https://codecov.io/gh/o/r/graph/badge.svg?token=...,
+# .../badge.png?branch=main&token=...): a README embeds it for every visitor to load, so a
+# value in its query is published with the page; such a token only draws the badge.
+_BADGE_QUERY_RE = re2.compile(
+    r"https?://[^\s\"'`<>()\[\]]*/badges?(?:/[^\s\"'`<>()/?#]+)?(?:\.(?:svg|png|gif))?/?\?"
+    r"(?:[^\s\"'`<>()&#]*&)*"
+    r"[A-Za-z_]*=$"
+)
+_URL_STOP = frozenset(" \t\r\n\"'`<>()[]{}")
+
+
+def _in_badge_query(text: str, s: int) -> bool:
+    """True when the value at ``s`` is a parameter in the query of a badge image's URL."""
+    a = s
+    while a > 0 and s - a < _ID_REACH and text[a - 1] not in _URL_STOP:
+        a -= 1
+    return "badge" in text[a:s] and found(_BADGE_QUERY_RE, text[a:s])
 
 
 def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
-    """True when ``text[s:e]`` lies inside one whitespace- or quote-bounded resource identifier."""
+    """True when ``text[s:e]`` lies inside one whitespace- or quote-bounded resource identifier,
+    or in the query of a badge image's URL."""
+    if _in_badge_query(text, s):
+        return True
     a = s
     while a > 0 and s - a < _ID_REACH and text[a - 1] not in _ID_STOP:
         a -= 1

@@ -5,7 +5,8 @@ example:
 
 * **A doctest session.** The value is on a ``>>>`` line, or on a line of the same block that
   follows one (the session's ``...`` continuation lines and its printed output), up to a blank
-  line. Documentation and docstrings run such sessions as tests: what they print (a hash of
+  line; or on a ``#>`` line, the printed output that docs write under the call printing it.
+  Documentation and docstrings run such sessions as tests: what they print (a hash of
   "password", a TOTP secret, an encoded token) is published with the library.
 * **An example marker just above.** "for example", "e.g.", "an example", "sample", "such as",
   "like this" / "looks like this" in the value's line before it or in the five lines above
@@ -28,6 +29,9 @@ import re
 # A doctest prompt: ">>>" at the start of a line (after indentation or a comment's "#"), then
 # a space or the line's end.
 _PROMPT_RE = re.compile(r"^[ \t]*(?:#[ \t]*)?>>>(?:[ \t]|$)")
+# Printed output written under the call that prints it, as pydantic's and many other docs
+# write it (``print(m.model_dump_json())`` then ``#> {"password":"IAmSensitive"}``).
+_OUTPUT_RE = re.compile(r"^[ \t]*#>(?:[ \t]|$)")
 _BLANK_RE = re.compile(r"^[ \t]*$")
 # Words that say what follows is an example; not inside a name or an address. Also a name
 # that says its data is made up, being assigned (fake_users_db = {, SAMPLE_CONFIG =).
@@ -57,11 +61,11 @@ def _line_start(text: str, i: int) -> int:
 
 def in_doctest(text: str, start: int) -> bool:
     """True when ``text[start]`` is on a ``>>>`` line or in the lines of its block after one
-    (continuations and output, up to a blank line)."""
+    (continuations and output, up to a blank line), or on a ``#>`` output line."""
     a = _line_start(text, start)
     end = text.find("\n", start)
     line = text[a : end if end >= 0 else len(text)]
-    if _PROMPT_RE.match(line):
+    if _PROMPT_RE.match(line) or _OUTPUT_RE.match(line):
         return True
     floor = max(0, start - _MAX_REACH)
     for _ in range(_SESSION_LINES):

@@ -132,7 +132,45 @@ def jwt_structure(value: str) -> bool:
         header = json.loads(header_raw)
     except (ValueError, UnicodeError, RecursionError):
         return True
-    return isinstance(header, dict) and "alg" in header
+    return isinstance(header, dict) and "alg" in header and not _never_valid(payload_raw)
+
+
+# JSON Web Tokens were drafted from 2010 (the JWS drafts; RFC 7519 in 2015): a token whose
+# ``exp`` falls before 2010-01-01, or before its own ``iat``, was expired when it was made, so
+# it was written by hand for a page ("exp": 123456), never issued by a server to let anyone in.
+_JWT_ERA = 1_262_304_000
+_SECONDS_CAP = 100_000_000_000  # year 5138 in seconds; a time above it is in milliseconds
+
+
+def _never_valid(payload_raw: bytes) -> bool:
+    """True when the payload's ``exp`` claim is a time no server issued a live token for."""
+    try:
+        payload = json.loads(payload_raw)
+    except (ValueError, UnicodeError, RecursionError):
+        return False
+    if not isinstance(payload, dict):
+        return False
+    exp, iat = payload.get("exp"), payload.get("iat")
+    if not isinstance(exp, (int, float)) or isinstance(exp, bool):
+        return False
+    if exp < _JWT_ERA:
+        return True
+    # an iat written in milliseconds (an issuer's slip) says nothing against an exp in seconds
+    return isinstance(iat, (int, float)) and not isinstance(iat, bool) and exp < iat < _SECONDS_CAP
+
+
+def not_made_up_jwt(value: str) -> bool:
+    """False for a JSON Web Token that was expired when made (see :func:`jwt_structure`), for
+    the rules that read any token after a keyword (``Authorization: Bearer eyJ...``); True for
+    every other value."""
+    parts = value.split(".")
+    if len(parts) != 3 or not parts[1].startswith("eyJ"):
+        return True
+    try:
+        payload_raw = _b64url_bytes(parts[1])
+    except (ValueError, binascii.Error):
+        return True
+    return not _never_valid(payload_raw)
 
 
 def basic_auth_b64(value: str) -> bool:
@@ -218,8 +256,9 @@ _WORD_IDENTIFIER_RE = re.compile(
     r"(?: (?:[/&\-] )?[A-Za-z][a-z]*(?:[A-Z][a-z]+)?(?:_[a-z]+)*)+[.!?]?|"
     # a Django migration's name (0003_tokenproxy, 0002_auto_20160226_1747)
     r"\d{4}_[a-z0-9_]+|"
-    # snake_case words with a short number after a word (engine1_upgrades, oauth2_scheme)
-    r"[a-z]{2,}\d{0,2}(?:_[a-z]{2,}\d{0,2})+)$"
+    # snake_case words with a short number after a word (engine1_upgrades, oauth2_scheme),
+    # and at their end a model's code, a letter and a number (simulated_stripe_s700)
+    r"[a-z]{2,}\d{0,2}(?:_[a-z]{2,}\d{0,2})+(?:_[a-z]\d{1,4})?)$"
 )
 
 
@@ -467,6 +506,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "iban_mod97": iban_mod97,
     "us_ssn": us_ssn,
     "jwt": jwt_structure,
+    "not_made_up_jwt": not_made_up_jwt,
     "basic_auth_b64": basic_auth_b64,
     "not_hexspeak": not_hexspeak,
     "aws_key_id": aws_key_id,
