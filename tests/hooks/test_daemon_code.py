@@ -29,6 +29,20 @@ def test_code_stamp_changes_when_a_file_changes(tmp_path: Path) -> None:
     assert code_stamp((str(f),)) != before
 
 
+def test_a_folder_is_stamped_by_its_names_not_by_pycache(tmp_path: Path) -> None:
+    """Python writing a folder's first __pycache__ is no change of code (it used to move the
+    folder's mtime and stop a fresh install's daemon); a new module is."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\n")
+    before = code_stamp((str(pkg),))
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0")
+    assert code_stamp((str(pkg),)) == before
+    (pkg / "b.py").write_text("y = 2\n")
+    assert code_stamp((str(pkg),)) != before
+
+
 def test_changed_daemon_exits_before_answering(
     hook_env: dict[str, str], repo: Path, tmp_path: Path
 ) -> None:

@@ -33,6 +33,7 @@ import contextlib
 import os
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -129,6 +130,12 @@ def code_stamp(files: tuple[str, ...] | None = None) -> tuple[tuple[int, int], .
     for path in code_files() if files is None else files:
         try:
             st = os.stat(path)
+            if stat.S_ISDIR(st.st_mode):
+                # a folder by the names in it: its mtime also moves when Python first writes
+                # its __pycache__ there, which is no change of code
+                names = sorted(n for n in os.listdir(path) if n != "__pycache__")
+                stamps.append((len(names), hash(tuple(names))))
+                continue
         except OSError:
             stamps.append((-1, -1))
             continue
