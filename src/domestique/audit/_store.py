@@ -201,22 +201,24 @@ _SELECT_AFTER_SINCE = (
 )
 
 
-def _parse_spooled(raw: bytes, record_id: str) -> DecisionRecord | None:
-    """The record a spool file holds: exactly one line of a record's canonical JSON, under the
-    id its file name carries; None for anything else (truncated, edited, not a record)."""
-    if not raw.endswith(b"\n") or raw.count(b"\n") != 1:
-        return None
-    line = raw[:-1]
+def _parse_spooled(home: Path, raw: bytes, record_id: str) -> tuple[DecisionRecord, bytes] | None:
+    """The record a spool file holds and its canonical JSON: exactly one line, under the MAC
+    the spooling process computed and the id its file name carries; None for anything else
+    (truncated, edited, not a record)."""
     try:
-        data = json.loads(line)
-        if not isinstance(data, dict):
+        data = json.loads(raw)
+        if not isinstance(data, dict) or not isinstance(data.get("mac"), str):
             return None
-        record = DecisionRecord.from_json(data)
-        if to_canonical_json(record) != line or record.id != record_id:
-            return None
+        record = DecisionRecord.from_json(data["record"])
+        canonical = to_canonical_json(record)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    return record
+    mac = data["mac"]
+    if raw != _spool.encode_line(mac, canonical) or record.id != record_id:
+        return None
+    if not hmac.compare_digest(mac, _spool.spool_mac(home, canonical)):
+        return None
+    return record, canonical
 
 
 class AuditStore:
@@ -345,11 +347,11 @@ class AuditStore:
             raw = _spool.read_spooled(self.home, name)
             if raw is None:
                 continue  # ingested by another process meanwhile
-            record = _parse_spooled(raw, _spool.record_id_of(name))
-            if record is None:
+            parsed = _parse_spooled(self.home, raw, _spool.record_id_of(name))
+            if parsed is None:
                 _spool.quarantine(self.home, name)
                 continue
-            taken.append((name, record, raw[:-1]))
+            taken.append((name, *parsed))
         return taken
 
     def _commit(

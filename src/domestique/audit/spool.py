@@ -35,6 +35,7 @@ CORRUPT_SUFFIX = ".corrupt"
 # A temporary file this old was left by a writer that died before its rename: ingested if it
 # holds a whole record (the decision may have been answered), quarantined if not.
 STALE_TEMP_S = 60.0
+_SPOOL_KEY_LABEL = b"domestique audit spool v1"
 
 
 class SpoolError(OSError):
@@ -47,14 +48,38 @@ def spool_dir(home: os.PathLike[str] | str) -> str:
 
 def _private_dir(path: str) -> str:
     """``path`` as a folder of this user's with mode 0700 (created so); SpoolError if not."""
-    try:  # noqa: SIM105 - contextlib is one import more on the hook's path
+    try:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
+    except FileNotFoundError:  # no DOMESTIQUE_HOME yet: made private, as the store makes it
+        from pathlib import Path
+
+        from domestique.keys import ensure_private_dir
+
+        ensure_private_dir(Path(path))
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise SpoolError(f"audit spool {path} is not a private folder of this user's")
     return path
+
+
+def spool_mac(home: os.PathLike[str] | str, canonical: bytes) -> str:
+    """The MAC of a spooled record, under a key derived from the install key (the policy
+    loader's signed cache has loaded ``hmac`` on the hook's path already)."""
+    import hashlib
+    import hmac
+    from pathlib import Path
+
+    from domestique.keys import install_key
+
+    key = hmac.new(install_key(Path(home)), _SPOOL_KEY_LABEL, hashlib.sha256).digest()
+    return hmac.new(key, canonical, hashlib.sha256).hexdigest()
+
+
+def encode_line(mac: str, canonical: bytes) -> bytes:
+    """A spool file's one line: ``{"mac":…,"record":<canonical JSON>}`` and a newline."""
+    return b'{"mac":"' + mac.encode("ascii") + b'","record":' + canonical + b"}\n"
 
 
 def spool_line(home: os.PathLike[str] | str, record_id: str, canonical: bytes) -> str:
@@ -64,6 +89,7 @@ def spool_line(home: os.PathLike[str] | str, record_id: str, canonical: bytes) -
     """
     if b"\n" in canonical or "/" in record_id or not record_id:
         raise SpoolError("record cannot be spooled")
+    line = encode_line(spool_mac(home, canonical), canonical)
     folder = _private_dir(spool_dir(home))
     name = f"{time.time_ns():020d}-{os.getpid()}-{record_id}"
     temp = os.path.join(folder, f".{name}{TEMP_SUFFIX}")
@@ -71,7 +97,7 @@ def spool_line(home: os.PathLike[str] | str, record_id: str, canonical: bytes) -
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o600)
     try:
-        data = memoryview(canonical + b"\n")
+        data = memoryview(line)
         while data:
             data = data[os.write(fd, data) :]
         os.fsync(fd)
