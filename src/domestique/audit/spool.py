@@ -67,15 +67,14 @@ def _private_dir(path: str) -> str:
 
 def spool_mac(home: os.PathLike[str] | str, canonical: bytes) -> str:
     """The MAC of a spooled record, under a key derived from the install key (the policy
-    loader's signed cache has loaded ``hmac`` on the hook's path already)."""
-    import hashlib
-    import hmac
+    loader's signed cache computes the same, without ``hashlib``: :mod:`domestique.digest`)."""
     from pathlib import Path
 
+    from domestique.digest import hmac_sha256
     from domestique.keys import install_key
 
-    key = hmac.new(install_key(Path(home)), _SPOOL_KEY_LABEL, hashlib.sha256).digest()
-    return hmac.new(key, canonical, hashlib.sha256).hexdigest()
+    key = hmac_sha256(install_key(Path(home)), _SPOOL_KEY_LABEL)
+    return hmac_sha256(key, canonical).hex()
 
 
 def encode_line(mac: str, canonical: bytes) -> bytes:
