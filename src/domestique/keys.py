@@ -8,7 +8,6 @@ again" without holding anything that could be brute-forced back into the secret.
 
 from __future__ import annotations
 
-import hmac
 import os
 import sys
 import threading
@@ -144,6 +143,8 @@ class Fingerprinter:
         return cls(install_key(home))
 
     def digest(self, value: str | bytes) -> bytes:
+        import hmac  # hashlib with OpenSSL: only when a secret is fingerprinted, not at import
+
         data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
         return hmac.digest(self._key, data, "sha256")
 
@@ -153,6 +154,8 @@ class Fingerprinter:
         for the record's evidence."""
         fp = "hmac-sha256:" + self.digest(value).hex()[:FINGERPRINT_HEX]
         if self._org is not None:
+            import hmac
+
             data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
             org = hmac.digest(self._org, data, "sha256").hex()[:FINGERPRINT_HEX]
             _remember(fp, "hmac-sha256:" + org)

@@ -138,3 +138,21 @@ def test_an_old_checkpoint_put_back_is_caught_once_an_enrolled_endpoint_syncs(
         hub.wait(10)
     assert report["alerts_by_code"] == {"hub.integrity.truncated": 1}
     assert report["endpoints"][0]["integrity_alerts"] == 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a spooled record removed before anything chains it leaves no trace",
+)
+def test_a_spooled_record_deleted_before_it_is_chained_is_caught(tmp_path: Path) -> None:
+    """A hook deciding without a daemon spools its record; the same user deletes the file
+    before the daemon, a report or verify has chained it."""
+    from domestique.audit import record_decision
+    from domestique.audit.spool import RECORD_SUFFIX, spool_dir
+
+    with AuditStore.open(tmp_path) as store:
+        store.append(_record(Action.ALLOW))
+    record_decision(_record(Action.DENY, "cmd.destructive"), home=tmp_path, spool=True)
+    (spooled,) = Path(spool_dir(tmp_path)).glob("*" + RECORD_SUFFIX)
+    spooled.unlink()
+    assert not verify(tmp_path).ok

@@ -12,24 +12,37 @@ import os
 import threading
 from pathlib import Path
 
-from domestique.audit._store import (
-    DB_NAME,
-    GENESIS_HASH,
-    HEAD_NAME,
-    AuditStore,
-    AuditStoreError,
-    Checkpoint,
-    StoredRow,
-    chain_hash,
-)
 from domestique.boundary import record_or_deny
 from domestique.keys import domestique_home
 from domestique.records import Action, DecisionRecord
 
 TYPE_CHECKING = False  # not typing's: a hook deciding in-process does not load typing
 
-if TYPE_CHECKING:  # imported on first use: the hook's append path never needs them
+if TYPE_CHECKING:  # imported on first use: a hook that spools its record never needs them
+    from domestique.audit._store import (
+        DB_NAME,
+        GENESIS_HASH,
+        HEAD_NAME,
+        AuditStore,
+        AuditStoreError,
+        Checkpoint,
+        StoredRow,
+        chain_hash,
+    )
     from domestique.audit._verify import VerifyResult, verify
+
+_STORE_NAMES = frozenset(
+    (
+        "DB_NAME",
+        "GENESIS_HASH",
+        "HEAD_NAME",
+        "AuditStore",
+        "AuditStoreError",
+        "Checkpoint",
+        "StoredRow",
+        "chain_hash",
+    )
+)
 
 __all__ = [
     "DB_NAME",
@@ -53,6 +66,10 @@ def __getattr__(name: str) -> object:
         from domestique.audit import _verify
 
         return getattr(_verify, name)
+    if name in _STORE_NAMES:  # sqlite3, hashlib, json: loaded when the store is used
+        from domestique.audit import _store
+
+        return getattr(_store, name)
     raise AttributeError(f"module 'domestique.audit' has no attribute {name!r}")
 
 
@@ -62,6 +79,8 @@ _STORES_LOCK = threading.Lock()
 
 def store_for(home: Path | None = None) -> AuditStore:
     """The process's open store for ``home`` (opened once per process; reopened after fork)."""
+    from domestique.audit._store import AuditStore
+
     resolved = home if home is not None else domestique_home()
     key = (str(resolved), os.getpid())
     store = _STORES.get(key)
@@ -101,16 +120,35 @@ def mask_or_stop(
 
 
 def record_decision(
-    record: DecisionRecord, *, home: Path | None = None, stop: Action = Action.DENY
+    record: DecisionRecord,
+    *,
+    home: Path | None = None,
+    stop: Action = Action.DENY,
+    spool: bool = False,
 ) -> DecisionRecord:
     """Append ``record``; on any failure return it turned into ``stop`` + audit.write_failed.
 
     The returned record is the decision to enforce. ``stop`` is deny for the guard and hooks,
-    block for the firewall.
+    block for the firewall. ``spool``: write the masked record to the spool
+    (:mod:`domestique.audit.spool`) for the store to chain later, without opening the store
+    (a hook deciding in-process); when that fails, append to the store as usual.
     """
     record, ok = mask_or_stop(record, home, stop=stop)
     if not ok:
         return record
+    if spool:
+        from domestique.audit.spool import spool_line
+        from domestique.records import to_canonical_json
+
+        try:
+            spool_line(
+                home if home is not None else domestique_home(),
+                record.id,
+                to_canonical_json(record),
+            )
+            return record
+        except Exception:  # noqa: BLE001, S110 - unwritable or full: the store takes it below
+            pass
 
     def append(r: DecisionRecord) -> int:
         return store_for(home).append(r)

@@ -35,6 +35,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from domestique.audit import spool as _spool
 from domestique.frozen_class import dataclass
 from domestique.keys import domestique_home, ensure_private_dir, install_key
 from domestique.records import DecisionRecord, to_canonical_json
@@ -185,6 +186,7 @@ _INSERT = (
     "INSERT INTO records (seq, id, time, component, action, prev_hash, hash, record) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_SELECT_ID = "SELECT 1 FROM records WHERE id = ?"
 _SELECT_NEWEST = (
     "SELECT seq, id, time, component, action, prev_hash, hash, record "
     "FROM records ORDER BY seq DESC LIMIT ?"
@@ -197,6 +199,26 @@ _SELECT_AFTER_SINCE = (
     "SELECT seq, id, time, component, action, prev_hash, hash, record "
     "FROM records WHERE seq > ? AND time >= ? ORDER BY seq LIMIT ?"
 )
+
+
+def _parse_spooled(home: Path, raw: bytes, record_id: str) -> tuple[DecisionRecord, bytes] | None:
+    """The record a spool file holds and its canonical JSON: exactly one line, under the MAC
+    the spooling process computed and the id its file name carries; None for anything else
+    (truncated, edited, not a record)."""
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or not isinstance(data.get("mac"), str):
+            return None
+        record = DecisionRecord.from_json(data["record"])
+        canonical = to_canonical_json(record)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    mac = data["mac"]
+    if raw != _spool.encode_line(mac, canonical) or record.id != record_id:
+        return None
+    if not hmac.compare_digest(mac, _spool.spool_mac(home, canonical)):
+        return None
+    return record, canonical
 
 
 class AuditStore:
@@ -221,7 +243,9 @@ class AuditStore:
         """
         home = home if home is not None else domestique_home()
         path = home / DB_NAME
-        if not create and not path.exists():
+        if not create and not path.exists() and not _spool.spooled_names(home):
+            # (With spooled records waiting, the store is made to chain them: hooks that
+            # decided in-process before any store existed.)
             raise AuditStoreError(f"no audit store at {path}")
         try:
             ensure_private_dir(home)
@@ -240,6 +264,11 @@ class AuditStore:
         except (OSError, sqlite3.Error) as exc:
             conn.close()
             raise _store_error("prepare", path, exc) from None
+        # Readers and writers alike see the hooks' spooled records: chain them first. When
+        # that fails the store still opens (the spool stays; the next append tries again and
+        # ``verify`` reports what is waiting).
+        with contextlib.suppress(AuditStoreError, OSError):
+            store.append_many(())
         return store
 
     def _prepare(self) -> None:
@@ -286,50 +315,94 @@ class AuditStore:
         return self.append_many((record,))[-1]
 
     def append_many(self, records: Sequence[DecisionRecord]) -> list[int]:
-        """Append records in one transaction (all or none); return their sequence numbers."""
-        if not records:
+        """Append records in one transaction (all or none); return their sequence numbers.
+
+        Records waiting in the spool (:mod:`domestique.audit.spool`) are chained first, in the
+        same transaction, and their files removed after the commit; with no ``records`` that
+        is all it does.
+        """
+        try:
+            spooled = _spool.spooled_names(self.home)
+        except OSError:  # an unreadable spool does not stop the append; verify reports it
+            spooled = []
+        if not records and not spooled:
             return []
         rendered = [(r, to_canonical_json(r)) for r in records]
         self._checkpoint_key()  # an unreadable install key fails before anything is written
         with self._lock, self._writers_queue():
-            conn = self._conn
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
+            taken: list[tuple[str, DecisionRecord, bytes]] = []
+            if spooled:
+                # An unreadable spool must not stop this append (a deny for every decision):
+                # its records wait, and ``verify`` reports them.
+                with contextlib.suppress(OSError):
+                    taken = self._take_spool()
+            seqs = self._commit(rendered, taken)
+        _spool.remove(self.home, [name for name, _, _ in taken])
+        return seqs[len(seqs) - len(rendered) :] if rendered else []
+
+    def _take_spool(self) -> list[tuple[str, DecisionRecord, bytes]]:
+        """The spooled records, valid ones in order; a file that holds none is quarantined."""
+        taken: list[tuple[str, DecisionRecord, bytes]] = []
+        for name in _spool.spooled_names(self.home):
+            raw = _spool.read_spooled(self.home, name)
+            if raw is None:
+                continue  # ingested by another process meanwhile
+            parsed = _parse_spooled(self.home, raw, _spool.record_id_of(name))
+            if parsed is None:
+                _spool.quarantine(self.home, name)
+                continue
+            taken.append((name, *parsed))
+        return taken
+
+    def _commit(
+        self,
+        rendered: list[tuple[DecisionRecord, bytes]],
+        spooled: list[tuple[str, DecisionRecord, bytes]],
+    ) -> list[int]:
+        """One transaction: the spooled records not yet stored, then ``rendered``; the new
+        records' sequence numbers (spooled ones first). Holds the writers' lock already."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _store_error("write", self.path, exc) from None
+        try:
+            row = conn.execute("SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1").fetchone()
+            seq, prev = (row[0], row[1]) if row else (0, GENESIS_HASH)
+            prior_seq = seq
+            seqs: list[int] = []
+            fresh = [
+                (r, c)
+                for _, r, c in spooled
+                if conn.execute("SELECT 1 FROM records WHERE id = ?", (r.id,)).fetchone()
+                is None  # chained already: the crash between commit and unlink
+            ]
+            for record, canonical in (*fresh, *rendered):
+                seq += 1
+                link = chain_hash(seq, prev, canonical)
+                conn.execute(
+                    _INSERT,
+                    (
+                        seq,
+                        record.id,
+                        record.time,
+                        record.component.value,
+                        record.action.value,
+                        prev,
+                        link,
+                        canonical.decode("utf-8"),
+                    ),
+                )
+                seqs.append(seq)
+                prev = link
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            if isinstance(exc, (sqlite3.Error, OSError)):
                 raise _store_error("write", self.path, exc) from None
-            try:
-                row = conn.execute(
-                    "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1"
-                ).fetchone()
-                seq, prev = (row[0], row[1]) if row else (0, GENESIS_HASH)
-                prior_seq = seq
-                seqs: list[int] = []
-                for record, canonical in rendered:
-                    seq += 1
-                    link = chain_hash(seq, prev, canonical)
-                    conn.execute(
-                        _INSERT,
-                        (
-                            seq,
-                            record.id,
-                            record.time,
-                            record.component.value,
-                            record.action.value,
-                            prev,
-                            link,
-                            canonical.decode("utf-8"),
-                        ),
-                    )
-                    seqs.append(seq)
-                    prev = link
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, (sqlite3.Error, OSError)):
-                    raise _store_error("write", self.path, exc) from None
-                raise
-            self._advance_checkpoint(seq, prev, prior_seq=prior_seq, locked=True)
+            raise
+        self._advance_checkpoint(seq, prev, prior_seq=prior_seq, locked=True)
         return seqs
 
     @contextlib.contextmanager

@@ -26,6 +26,8 @@ records and checks the chain and head: ``domestique.hub.store``).
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hmac
 import json
 import sqlite3
@@ -36,6 +38,7 @@ from domestique.audit._store import (
     DB_NAME,
     GENESIS_HASH,
     HEAD_NAME,
+    AuditStore,
     AuditStoreError,
     Checkpoint,
     chain_hash,
@@ -55,7 +58,7 @@ class VerifyResult:
     head_seq: int
     head_hash: str
     problem: str | None = None
-    kind: str | None = None  # edited | deleted | reordered | truncated | checkpoint
+    kind: str | None = None  # edited | deleted | reordered | truncated | checkpoint | spool
     bad_seq: int | None = None
     bad_id: str | None = None
 
@@ -94,6 +97,12 @@ def verify(home: Path | None = None) -> VerifyResult:
     store cannot be read at all (the CLI's exit 2); tampering is a result, not an exception."""
     home = home if home is not None else domestique_home()
     path = home / DB_NAME
+    # The hooks' spooled records are chained first (opening the store does it), so the chain
+    # verified is every decision's; what could not be chained is reported below.
+    # Best effort: a store that cannot be opened (damaged, unreadable) is reported by the
+    # verification below, with its own message and exit code.
+    with contextlib.suppress(Exception):
+        AuditStore.open(home, create=False).close()
     if not path.exists():
         raise AuditStoreError(f"no audit store at {path}")
     try:
@@ -108,7 +117,7 @@ def verify(home: Path | None = None) -> VerifyResult:
         # The checkpoint first, then the snapshot: appends commit before they advance the
         # checkpoint, so a snapshot taken after reading it always reaches its sequence number.
         ckpt = _read_checkpoint(home)
-        return _verify(conn, home, ckpt)
+        return _spool_checked(_verify(conn, home, ckpt), home)
     except sqlite3.Error as exc:
         raise AuditStoreError(f"cannot read audit store {path}: {exc}") from None
     except UnicodeDecodeError:
@@ -116,6 +125,17 @@ def verify(home: Path | None = None) -> VerifyResult:
         raise AuditStoreError(f"cannot read audit store {path}: the file is damaged") from None
     finally:
         conn.close()
+
+
+def _spool_checked(result: VerifyResult, home: Path) -> VerifyResult:
+    """``result``, or (a sound chain with spooled records that were not chained: unreadable,
+    or the store could not take them) a failure of kind ``spool`` naming them."""
+    from domestique.audit.spool import spool_problems
+
+    problems = spool_problems(home)
+    if not result.ok or not problems:
+        return result
+    return dataclasses.replace(result, ok=False, problem="; ".join(problems), kind="spool")
 
 
 def _text_or_bytes(raw: bytes) -> str | bytes:

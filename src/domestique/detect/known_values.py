@@ -10,12 +10,12 @@ with the anchors in C, and confirms each candidate with the HMAC.
 
 from __future__ import annotations
 
-import hmac
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from domestique.detect.entropy import shannon_entropy
+from domestique.digest import compare_digest
 from domestique.keys import Fingerprinter
 
 CODE = "secret.known_value"
@@ -198,7 +198,7 @@ class KnownValues:
                     if s < 0 or s + length > len(text) or (s, s + length) in seen:
                         continue
                     candidate = text[s : s + length]
-                    if hmac.compare_digest(self._fp.digest(candidate), digest):
+                    if compare_digest(self._fp.digest(candidate), digest):
                         seen.add((s, s + length))
                         yield s, s + length, candidate
                 start = text.find(tok, start + 1)

@@ -157,11 +157,14 @@ class HookDaemon:
         """Import and build what decisions need, so the first hook is as fast as the rest."""
         import domestique.audit
         import domestique.cli.check
-        import domestique.guard  # noqa: F401 - imported to have it loaded before any request
+        import domestique.guard
 
         self.judge.policy(None)
         with contextlib.suppress(Exception):
             self.judge.scanner()
+        # Open the store: the records the hook that started it spooled are chained now.
+        with contextlib.suppress(Exception):
+            domestique.audit.store_for(self.home)
 
     def handle(self, conn: socket.socket) -> None:
         conn.settimeout(REQUEST_TIMEOUT_S)

@@ -171,6 +171,9 @@ class Judge:
         # The daemon sets this: its own environment and folder are not the caller's, so the
         # guard must get the caller's scanner (known values), not build one from the daemon's.
         self.eager_scanner = False
+        # A hook deciding in-process spools its record (no sqlite3 or hashlib to load); the
+        # daemon, with the store open, appends.
+        self.spool = False
         self._caller: tuple[Mapping[str, str] | None, str | None] = (None, None)
         self._scanner: Scanner | None = None  # the current call's, once asked for
         self._known: list[str] | None = None  # the current call's known values, once read
@@ -318,7 +321,7 @@ class Judge:
 
         masker = Masker(self.scanner, self.known_values)
         record = frozen_class.replace(record, subject=masker.subject(record.subject))
-        return record_decision(record, home=self.home, stop=Action.DENY)
+        return record_decision(record, home=self.home, stop=Action.DENY, spool=self.spool)
 
     def subject(
         self, host: str, session_id: str | None, pid: int | None, env: Mapping[str, str] | None
@@ -366,5 +369,8 @@ def is_probe(env: Mapping[str, str], home: Path | None) -> bool:
 def decide_in_process(
     host: str, raw: bytes, *, pid: int | None, env: Mapping[str, str] | None, cwd: str | None
 ) -> Reply:
-    """One decision in this process (no daemon), with a fresh :class:`Judge`."""
-    return Judge().decide(host, raw, pid=pid, env=env, cwd=cwd)
+    """One decision in this process (no daemon), with a fresh :class:`Judge` that spools its
+    record (:mod:`domestique.audit.spool`) for the daemon it starts to chain."""
+    judge = Judge()
+    judge.spool = True
+    return judge.decide(host, raw, pid=pid, env=env, cwd=cwd)

@@ -30,7 +30,6 @@ parsed or written is ignored: the policy is then read from the TOML files.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import threading
@@ -39,6 +38,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from domestique import frozen_class
+from domestique.digest import compare_digest, hmac_sha256, sha256
 from domestique.frozen_class import dataclass
 from domestique.keys import domestique_home, ensure_private_dir
 from domestique.policy._locate import Positions, line_col_of_offset
@@ -438,7 +438,7 @@ def _content_key(path: Path) -> str | None:
             return known[6]
         hashed_at = time.time_ns()
         data = read_policy_bytes(path)
-        digest = hashlib.sha256(data).hexdigest()
+        digest = sha256(data).hexdigest()
         after = os.stat(path)
         if (after.st_dev, after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns) == (
             stamp
@@ -464,8 +464,8 @@ def _cache_key(layers: Sequence[LayerFile], home: Path | None = None) -> tuple[s
         # The pinned keys and organisation decide whether the bundle layer verifies.
         "enrolment": _content_key(home / HUB_DIR / HUB_ENDPOINT) if home else None,
     }
-    name = hashlib.sha256(json.dumps(names).encode()).hexdigest()[:24]
-    key = hashlib.sha256(json.dumps(stamps, sort_keys=True).encode()).hexdigest()
+    name = sha256(json.dumps(names).encode()).hexdigest()[:24]
+    key = sha256(json.dumps(stamps, sort_keys=True).encode()).hexdigest()
     return name, key
 
 
@@ -506,27 +506,21 @@ def _to_cache(policy: EffectivePolicy, key: str) -> dict[str, Any]:
 
 def _cache_mac_key(home: Path) -> bytes:
     """The cache's HMAC key, derived from the install key (separate from fingerprints)."""
-    import hmac
-
     from domestique.keys import install_key
 
-    return hmac.new(install_key(home), _CACHE_KEY_LABEL, hashlib.sha256).digest()
+    return hmac_sha256(install_key(home), _CACHE_KEY_LABEL)
 
 
 def _mac(key: bytes, body: bytes) -> bytes:
-    import hmac
-
-    return hmac.new(key, body, hashlib.sha256).hexdigest().encode("ascii")
+    return hmac_sha256(key, body).hex().encode("ascii")
 
 
 def _read_cache(path: Path, key: str, mac_key: bytes) -> EffectivePolicy | None:
     """The cached policy if its HMAC and key match; None for any doubt."""
-    import hmac
-
     try:
         raw = path.read_bytes()
         mac, _, body = raw.partition(b"\n")
-        if not hmac.compare_digest(mac, _mac(mac_key, body)):
+        if not compare_digest(mac, _mac(mac_key, body)):
             return None
         data = json.loads(body)
         if data.get("format") != CACHE_FORMAT or data.get("key") != key:

@@ -6,11 +6,11 @@ layers; this module answers ``action_for(code, ctx)`` and ``decide(reasons, ctx)
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 
+from domestique.digest import sha256
 from domestique.frozen_class import dataclass, field
 from domestique.records import (
     Action,
@@ -391,11 +391,11 @@ class EffectivePolicy:
         if ref is not None:
             self.ref = ref
         elif self.valid:
-            digest = hashlib.sha256(canonical_json(self.document())).hexdigest()
+            digest = sha256(canonical_json(self.document())).hexdigest()
             kinds = "+".join(dict.fromkeys(layer.kind for layer in self.layers)) or "empty"
             self.ref = PolicyRef(id=kinds, sha256=digest)
         else:
-            digest = hashlib.sha256(canonical_json({"invalid": list(self.errors)})).hexdigest()
+            digest = sha256(canonical_json({"invalid": list(self.errors)})).hexdigest()
             self.ref = PolicyRef(id="invalid", sha256=digest)
         self._cache: dict[tuple[str, DecisionContext], Action] = {}
         self._labels: dict[tuple[str, DecisionContext], str] = {}
