@@ -54,12 +54,7 @@ _CACHE_VAR = re.compile(
 
 def normalize(text: str) -> str:
     """``$HOME/x//y/`` -> ``~/x/y``; leaves relative paths relative."""
-    p = text.strip()
-    if "${" in p and ("-" in p or "=" in p):
-        # ${X:-WORD}, ${X-WORD}, ${X:=WORD}: WORD where X is unset, the case an attacker writes
-        # it for (a set X is resolved before the guard sees the path, or stays a variable)
-        p = _DEFAULT_VAR.sub(_default_word, p)
-    p = _HOME_VAR.sub("~", p)
+    p = _HOME_VAR.sub("~", text.strip())
     if "XDG_CACHE_HOME" in p:
         p = _CACHE_VAR.sub("~/.cache", p)
     if "//" in p:
@@ -72,11 +67,15 @@ def normalize(text: str) -> str:
 _DEFAULT_VAR = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
 
 
-def _default_word(m: re.Match[str]) -> str:
-    # a guard-owned variable keeps its name: the guard's own rules know $DOMESTIQUE_HOME
-    return (
-        "$" + m.group(1) if m.group(1).startswith("DOMESTIQUE") and not m.group(2) else m.group(2)
-    )
+def default_branch(text: str) -> str | None:
+    """``text`` with each ``${X:-WORD}`` (``${X-WORD}``, ``${X:=WORD}``) as WORD, the path it
+    names when X is unset; None when it has none. Only a second reading for rules that must
+    see both branches: the path itself stays ``$X`` (X is usually set: ``${HOME:-./build}`` is
+    home)."""
+    if "${" not in text or not ("-" in text or "=" in text):
+        return None
+    out = _DEFAULT_VAR.sub(lambda m: m.group(2), text)
+    return out if out != text else None
 
 
 def resolve(text: str, cwd: str | None) -> str:

@@ -20,6 +20,7 @@ from domestique.guard.paths import (
     Place,
     canonical_for_match,
     classify,
+    default_branch,
     normalize,
 )
 from domestique.guard.rules.common import (
@@ -281,6 +282,9 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             continue
         seen.add(path)
         guard, persistence, account, history = _path_marks(path, ctx.guard_re)
+        other = default_branch(text)  # ${DOMESTIQUE_HOME:-~/.domestique}/x: the unset branch
+        if other is not None and not guard:
+            guard = _path_marks(canonical_for_match(other, ctx.cwd, ctx.env), ctx.guard_re)[0]
         if guard:
             yield Hit("cmd.guard_tamper", f"{n} changes {text}", t.span, judged)
         if n in ("cat", "grep", "ls") and not via_redirect:

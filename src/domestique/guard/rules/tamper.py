@@ -15,6 +15,7 @@ from domestique.guard.paths import (
     Place,
     canonical_for_match,
     classify,
+    default_branch,
 )
 from domestique.guard.rules.common import shadowed_tool
 from domestique.guard.rules.registry import Context, line_rule, rule
@@ -243,7 +244,12 @@ def _rule_controls(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         elif n in ("kill", "pkill", "killall"):
             named = "domestique" in w.text.lower() and n != "kill"
         elif "domestique" in w.text.lower():
-            named = bool(ctx.guard_re.search(canonical_for_match(w.text, ctx.cwd, ctx.env)))
+            # ${DOMESTIQUE_HOME:-~/.domestique}/x: either branch is the guard's
+            named = any(
+                ctx.guard_re.search(canonical_for_match(t, ctx.cwd, ctx.env))
+                for t in (w.text, default_branch(w.text))
+                if t is not None
+            )
         if named:
             yield Hit("cmd.guard_tamper", f"{n} targets Domestique ({w.text[:60]})", w.span,
                       judged)  # fmt: skip
