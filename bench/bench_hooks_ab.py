@@ -31,6 +31,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 
 
+def in_new_pid_namespace(attached: bool) -> int | None:
+    """Run this script again as PID 1 of a new PID namespace (as bench_hooks.py does, so the
+    hooks' ancestry is this script and `sh`, like an agent's, not a build machine's: see its
+    docstring) and return its exit code; None when already there or not possible."""
+    unshare = shutil.which("unshare")
+    if attached or not unshare or os.geteuid() != 0:
+        return None
+    argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, *sys.argv]
+    return subprocess.run([*argv, "--attached"], check=False).returncode
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--base", type=Path, required=True, help="the other checkout (A)")
@@ -38,12 +49,9 @@ def main() -> int:
     parser.add_argument("--console", action="store_true", help="`domestique hook` on both sides")
     parser.add_argument("--attached", action="store_true", help="keep the caller's ancestry")
     args = parser.parse_args()
-    unshare = shutil.which("unshare")
-    if not args.attached and unshare and os.geteuid() == 0:
-        # As bench_hooks.py: PID 1 of a new PID namespace, so the hooks' ancestry is this
-        # script and `sh`, like an agent's, not a build machine's (docstring there).
-        argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, *sys.argv]
-        return subprocess.run([*argv, "--attached"], check=False).returncode
+    rerun = in_new_pid_namespace(args.attached)
+    if rerun is not None:
+        return rerun
     sides = {"A": args.base.resolve(), "B": HERE}
     for root in sides.values():
         if not (root / ".venv" / "bin" / "domestique").exists():

@@ -18,14 +18,14 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bench_hooks_ab import in_new_pid_namespace
 
 HERE = Path(__file__).resolve().parents[1]
 
@@ -66,10 +66,9 @@ def main() -> int:
     parser.add_argument("--file", action="store_true", help="payload from a file, not a pipe")
     parser.add_argument("--attached", action="store_true", help="keep the caller's ancestry")
     args = parser.parse_args()
-    unshare = shutil.which("unshare")
-    if not args.attached and unshare and os.geteuid() == 0:
-        argv = [unshare, "--pid", "--fork", "--mount-proc", sys.executable, *sys.argv]
-        return subprocess.run([*argv, "--attached"], check=False).returncode
+    rerun = in_new_pid_namespace(args.attached)
+    if rerun is not None:
+        return rerun
     sides = {"A": args.base.resolve(), "B": HERE}
     python = HERE / ".venv" / "bin" / "python"
     # A short prefix: "dq-cold-ab-" and tempfile's 8 characters make a 16-character token-like

@@ -374,7 +374,7 @@ class AuditStore:
             fresh = [
                 (r, c)
                 for _, r, c in spooled
-                if conn.execute("SELECT 1 FROM records WHERE id = ?", (r.id,)).fetchone()
+                if conn.execute(_SELECT_ID, (r.id,)).fetchone()
                 is None  # chained already: the crash between commit and unlink
             ]
             for record, canonical in (*fresh, *rendered):
