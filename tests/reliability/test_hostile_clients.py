@@ -251,8 +251,9 @@ def test_idle_slowloris_and_slow_body_clients_do_not_starve_a_normal_request(
 
 
 def test_more_idle_clients_than_descriptors_are_shed_for_a_real_one(tmp_path: Path) -> None:
-    """Under a 256-descriptor limit, 400 idle connections: the firewall never runs out (it
-    closes the longest-waiting idle ones past its cap of 64) and a real client is answered."""
+    """Under a 256-descriptor limit, 400 idle connections: the firewall never runs out for
+    long (it closes the longest-waiting idle ones past its cap of 64, and more when ``accept``
+    fails), says so in a line, not a traceback per failure, and a real client is answered."""
     limit = 256
     _open_file_room(400 + 256)
 
@@ -282,14 +283,62 @@ def test_more_idle_clients_than_descriptors_are_shed_for_a_real_one(tmp_path: Pa
                     assert anthropic_request(client, url, f"hello {i}").status_code == 200
                     times.append(time.monotonic() - t0)
             closed = sum(_closed_by_peer(s) == b"" for s in idle)
+            # nobody drains this stderr pipe: a traceback per failed accept once filled it and
+            # froze the firewall on its next write; running out is one line now
+            assert proc.stderr is not None
+            os.set_blocking(proc.stderr.fileno(), False)
+            said = (proc.stderr.read() or b"").decode()
         finally:
             for sock in idle:
                 sock.close()
+    assert "Traceback" not in said, said[-2000:]
+    assert said.count("out of open files") <= 2, said[-2000:]
     assert most < limit
     assert statistics.median(times) < 1.0, times
     # the oldest were closed to make room; the newest are still held
     assert 400 - 64 - 8 <= closed < 400
     assert len(up.received) == 5
+
+
+def test_a_burst_past_the_descriptor_limit_costs_a_line_not_the_server(tmp_path: Path) -> None:
+    """400 connections already queued when the firewall next runs (stopped while they
+    connect): one readiness event accepts until the 256-descriptor limit and then fails. It
+    sheds the longest-waiting idle clients, writes at most a line or two to a stderr nobody
+    drains (a traceback per failed accept once filled the pipe and froze the server for
+    good), and answers a real client."""
+    import signal
+
+    limit = 256
+    _open_file_room(400 + 256)
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    extra = {"DOMESTIQUE_PROXY_HEADER_TIMEOUT": "60"}
+    with (
+        run_upstream() as up,
+        firewall(tmp_path, up.url, preexec=low_limit, extra_env=extra) as (url, proc),
+    ):
+        port = _port(url)
+        idle: list[socket.socket] = []
+        try:
+            os.kill(proc.pid, signal.SIGSTOP)
+            try:
+                idle = [_connect(port) for _ in range(400)]  # the kernel's queue holds them
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            assert _wait_for(lambda: _fds(proc.pid) <= 64 + 16, 10), _fds(proc.pid)
+            with httpx.Client(timeout=10, trust_env=False) as client:
+                assert anthropic_request(client, url, "hello").status_code == 200
+            assert proc.stderr is not None
+            os.set_blocking(proc.stderr.fileno(), False)
+            said = (proc.stderr.read() or b"").decode()
+        finally:
+            for sock in idle:
+                sock.close()
+    assert "Traceback" not in said, said[-2000:]
+    assert 1 <= said.count("out of open files") <= 2, said[-2000:]
+    assert len(up.received) == 1
 
 
 @contextmanager

@@ -89,6 +89,7 @@ def serve(
         ClientLimits,
         guarded_protocol,
         raise_open_file_limit,
+        run_guarded,
         tcp_listener,
     )
 
@@ -128,7 +129,7 @@ def serve(
             from domestique.hub.sinks import start_forwarders
 
             forwarders = start_forwarders(store.db, sinks)
-        uvicorn.Server(config).run(sockets=[sock])
+        run_guarded(config, sock, "domestique hub")
     finally:
         for forwarder in forwarders:
             forwarder.stop()

@@ -7,10 +7,13 @@ imports uvicorn and h11 at the top.
 from __future__ import annotations
 
 import asyncio
+import errno
+import sys
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 if TYPE_CHECKING:
@@ -41,6 +44,70 @@ def protocol_for(limits: ClientLimits, cap: int) -> type[GuardedH11Protocol]:
     return type("GuardedH11Protocol", (GuardedH11Protocol,), attrs)
 
 
+# accept() failures asyncio survives by pausing the listener for a second (its own list)
+_OUT_OF_ROOM = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+SHED_EVERY_S = 0.5  # one accept burst fails up to its backlog times in a row: shed once
+LINE_EVERY_S = 10.0
+
+
+class GuardedServer(uvicorn.Server):
+    """uvicorn's server with :func:`keep_room` on its loop from before the first ``accept``."""
+
+    def __init__(self, config: Any, name: str) -> None:
+        super().__init__(config)
+        self.name = name
+
+    async def startup(self, sockets: Any = None) -> None:
+        protocol = self.config.http_protocol_class
+        if isinstance(protocol, type) and issubclass(protocol, GuardedH11Protocol):
+            keep_room(asyncio.get_running_loop(), protocol, self.name)
+        await super().startup(sockets)
+
+
+def keep_room(
+    loop: asyncio.AbstractEventLoop, protocol: type[GuardedH11Protocol], name: str
+) -> None:
+    """Make running out of descriptors in ``accept`` cost one line and the oldest idle clients.
+
+    asyncio reports every failed ``accept`` of a burst to the loop's exception handler (with a
+    traceback, up to the listen backlog's 2,048 times for one readiness event) and retries a
+    second later. Written to a stderr pipe nobody drains, that flood filled the pipe and froze
+    the whole server on its next write. Here such a failure closes the quarter of the
+    connections that have waited longest for a request head (at most once per
+    :data:`SHED_EVERY_S`), so the retry finds room, and says so on stderr at most once per
+    :data:`LINE_EVERY_S`. Every other report goes to the handler that was there before.
+    """
+    before = loop.get_exception_handler()
+    last = {"shed": -1e9, "line": -1e9}
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if not (
+            isinstance(exc, OSError)
+            and exc.errno in _OUT_OF_ROOM
+            and str(context.get("message", "")).startswith("socket.accept()")
+        ):
+            if before is not None:
+                before(loop, context)
+            else:
+                loop.default_exception_handler(context)
+            return
+        now = loop.time()
+        if now - last["shed"] < SHED_EVERY_S:
+            return
+        last["shed"] = now
+        closed = protocol.shed(max(1, len(protocol.waiting) // 4))
+        if now - last["line"] >= LINE_EVERY_S:
+            last["line"] = now
+            sys.stderr.write(
+                f"{name}: out of open files ({exc.strerror}); closed {closed} connection(s) "
+                "waiting longest for a request, new ones wait in the kernel's queue\n"
+            )
+            sys.stderr.flush()
+
+    loop.set_exception_handler(handler)
+
+
 class GuardedH11Protocol(H11Protocol):
     """The h11 protocol with :attr:`limits` enforced; made per server by :func:`protocol_for`."""
 
@@ -56,12 +123,21 @@ class GuardedH11Protocol(H11Protocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._send_deadline: asyncio.TimerHandle | None = None
 
-    def connection_made(self, transport: Any) -> None:
-        super().connection_made(transport)
-        if len(self.connections) > self.cap and self.waiting:
-            oldest, _ = self.waiting.popitem(last=False)
+    @classmethod
+    def shed(cls, count: int) -> int:
+        """Close up to ``count`` of the connections that have waited longest for a head."""
+        closed = 0
+        while closed < count and cls.waiting:
+            oldest, _ = cls.waiting.popitem(last=False)
             oldest._set_phase(None)
             oldest.transport.close()
+            closed += 1
+        return closed
+
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        if len(self.connections) > self.cap:
+            self.shed(1)
         self._follow_phase()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -226,6 +226,14 @@ def guarded_protocol(limits: ClientLimits) -> type[Any]:
     return protocol_for(limits, limits.max_connections or connection_cap())
 
 
+def run_guarded(config: Any, sock: socket.socket, name: str = "domestique proxy") -> None:
+    """Serve ``config`` on ``sock`` until stopped, running out of descriptors handled
+    (:func:`domestique.proxy.client_guard.keep_room`)."""
+    from domestique.proxy.client_guard import GuardedServer
+
+    GuardedServer(config, name).run(sockets=[sock])
+
+
 def connection_cap() -> int:
     """Client connections to hold at once: half of (the open-file soft limit less 128)."""
     import resource
@@ -344,12 +352,10 @@ def _worker(sock: socket.socket, spec: _WorkerSpec) -> None:
     the chain serialise writers across processes; a request's placeholders live in that
     request, restored by the worker that made them).
     """
-    import uvicorn
-
     app = build_app(
         spec.upstreams, home=spec.home, policy_file=spec.policy_file, log=spec.log, sync=False
     )
-    uvicorn.Server(_uvicorn_config(app, spec.limits)).run(sockets=[sock])
+    run_guarded(_uvicorn_config(app, spec.limits), sock)
 
 
 def serve(
@@ -379,8 +385,6 @@ def serve(
     down, never half-judging. SIGTERM or Ctrl-C stop every worker gracefully (uvicorn's
     shutdown: answers in flight finish, for up to 5 s).
     """
-    import uvicorn
-
     log = None if quiet else stderr_line
     limits = _limits_or_exit()
     raise_open_file_limit()
@@ -389,7 +393,7 @@ def serve(
         app = build_app(upstreams, home=home, policy_file=policy_file, log=log)
         if on_bound is not None:
             on_bound()
-        uvicorn.Server(_uvicorn_config(app, limits)).run(sockets=[sock])
+        run_guarded(_uvicorn_config(app, limits), sock)
         return
     socks = [tcp_listener(host, port, reuse_port=True) for _ in range(workers)]
     for sock in socks:
