@@ -88,7 +88,9 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode("cmd.history_wipe", "Wipes shell history or system logs."),
     ReasonCode(
-        "cmd.privilege.sudo", "Runs a command with raised privileges (sudo, doas, su, pkexec)."
+        "cmd.privilege.sudo",
+        "Runs a command with raised privileges (sudo, doas, su, pkexec); a plain sudo of the "
+        "system package manager installing packages by name is not this.",
     ),
     ReasonCode(
         "cmd.file_transfer",
