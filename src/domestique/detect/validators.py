@@ -363,9 +363,12 @@ def placeholder_phrase(value: str) -> bool:
     # Three or more lower-case words that name the field, ending in its word or with a word
     # that stands in for a value: a description, not a value ("really secret password",
     # "a-token-string", "demo_refresh_token_12345"). Two words ("irc_pass", "fancy password")
-    # or a phrase ("a secret sauce") may well be the password.
+    # or a phrase ("a secret sauce") may well be the password, unless the first word says it
+    # stands in for one ("test-password").
     if _WORD_PHRASE_RE.match(value.strip()):
         words = [w for w in _PHRASE_SPLIT_RE.split(value.strip()) if not w.isdigit()]
+        if len(words) == 2 and words[0] in _PHRASE_STAND_IN and words[1] in _PHRASE_FIELD_WORDS:
+            return True  # "test-password", "dummy_token": the field named as a stand-in
         if len(words) < 3 or not any(w in _PHRASE_FIELD_WORDS for w in words):
             return False
         return words[-1] in _PHRASE_FIELD_WORDS or any(w in _PHRASE_STAND_IN for w in words)
@@ -379,6 +382,11 @@ _PHRASE_FIELD_WORDS = frozenset(
     {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "key", "apikey",
      "credential", "credentials"}
 )  # fmt: skip
+
+
+def holds_a_digit(value: str) -> bool:
+    """True when ``value`` has a digit: a token format whose every real value does."""
+    return any(c.isdigit() for c in value)
 
 
 def not_hexspeak(value: str) -> bool:
@@ -509,6 +517,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "not_made_up_jwt": not_made_up_jwt,
     "basic_auth_b64": basic_auth_b64,
     "not_hexspeak": not_hexspeak,
+    "holds_a_digit": holds_a_digit,
     "aws_key_id": aws_key_id,
     "not_repetitive": not_repetitive,
     "phone_digits": phone_digits,
