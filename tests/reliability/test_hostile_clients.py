@@ -17,6 +17,7 @@ import os
 import resource
 import socket
 import statistics
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -250,24 +251,38 @@ def test_idle_slowloris_and_slow_body_clients_do_not_starve_a_normal_request(
     assert [r for r in records if r[0] != "allow"] == [("block", ("proxy.truncated_body",))] * SLOW
 
 
+LIMIT = 256  # the descriptor limit of the firewalls below; their connection cap is 64
+
+
+@contextmanager
+def _limited_firewall(tmp_path: Path) -> Iterator[tuple[Upstream, str, subprocess.Popen[bytes]]]:
+    """A firewall under a 256-descriptor limit whose head deadline (60 s) sheds nobody here:
+    only room does."""
+    _open_file_room(400 + 256)
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (LIMIT, LIMIT))
+
+    extra = {"DOMESTIQUE_PROXY_HEADER_TIMEOUT": "60"}
+    with (
+        run_upstream() as up,
+        firewall(tmp_path, up.url, preexec=low_limit, extra_env=extra) as (url, proc),
+    ):
+        yield up, url, proc
+
+
+def _said_so_far(proc: subprocess.Popen[bytes]) -> str:
+    """What the firewall wrote to its stderr pipe, which nobody drains while it runs."""
+    assert proc.stderr is not None
+    os.set_blocking(proc.stderr.fileno(), False)
+    return (proc.stderr.read() or b"").decode()
+
+
 def test_more_idle_clients_than_descriptors_are_shed_for_a_real_one(tmp_path: Path) -> None:
     """Under a 256-descriptor limit, 400 idle connections: the firewall never runs out for
     long (it closes the longest-waiting idle ones past its cap of 64, and more when ``accept``
     fails), says so in a line, not a traceback per failure, and a real client is answered."""
-    limit = 256
-    _open_file_room(400 + 256)
-
-    def low_limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-    extra = {"DOMESTIQUE_PROXY_HEADER_TIMEOUT": "60"}  # only room, not the deadline, sheds them
-    with (
-        run_upstream() as up,
-        firewall(tmp_path, up.url, preexec=low_limit, extra_env=extra) as (
-            url,
-            proc,
-        ),
-    ):
+    with _limited_firewall(tmp_path) as (up, url, proc):
         port = _port(url)
         idle: list[socket.socket] = []
         most = 0
@@ -283,17 +298,15 @@ def test_more_idle_clients_than_descriptors_are_shed_for_a_real_one(tmp_path: Pa
                     assert anthropic_request(client, url, f"hello {i}").status_code == 200
                     times.append(time.monotonic() - t0)
             closed = sum(_closed_by_peer(s) == b"" for s in idle)
-            # nobody drains this stderr pipe: a traceback per failed accept once filled it and
-            # froze the firewall on its next write; running out is one line now
-            assert proc.stderr is not None
-            os.set_blocking(proc.stderr.fileno(), False)
-            said = (proc.stderr.read() or b"").decode()
+            # a traceback per failed accept once filled the pipe and froze the firewall on its
+            # next write; running out is one line now
+            said = _said_so_far(proc)
         finally:
             for sock in idle:
                 sock.close()
     assert "Traceback" not in said, said[-2000:]
     assert said.count("out of open files") <= 2, said[-2000:]
-    assert most < limit
+    assert most < LIMIT
     assert statistics.median(times) < 1.0, times
     # the oldest were closed to make room; the newest are still held
     assert 400 - 64 - 8 <= closed < 400
@@ -308,17 +321,7 @@ def test_a_burst_past_the_descriptor_limit_costs_a_line_not_the_server(tmp_path:
     good), and answers a real client."""
     import signal
 
-    limit = 256
-    _open_file_room(400 + 256)
-
-    def low_limit() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
-    extra = {"DOMESTIQUE_PROXY_HEADER_TIMEOUT": "60"}
-    with (
-        run_upstream() as up,
-        firewall(tmp_path, up.url, preexec=low_limit, extra_env=extra) as (url, proc),
-    ):
+    with _limited_firewall(tmp_path) as (up, url, proc):
         port = _port(url)
         idle: list[socket.socket] = []
         try:
@@ -330,9 +333,7 @@ def test_a_burst_past_the_descriptor_limit_costs_a_line_not_the_server(tmp_path:
             assert _wait_for(lambda: _fds(proc.pid) <= 64 + 16, 10), _fds(proc.pid)
             with httpx.Client(timeout=10, trust_env=False) as client:
                 assert anthropic_request(client, url, "hello").status_code == 200
-            assert proc.stderr is not None
-            os.set_blocking(proc.stderr.fileno(), False)
-            said = (proc.stderr.read() or b"").decode()
+            said = _said_so_far(proc)
         finally:
             for sock in idle:
                 sock.close()
