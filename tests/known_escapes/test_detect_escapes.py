@@ -236,6 +236,16 @@ def test_secret_dressed_as_an_arn_is_not_found() -> None:
     assert found("api_key = arn:aws:s3:::Zk8qW3vN7pL2xR9tYb4M")
 
 
+@pytest.mark.xfail(
+    strict=True, reason="open: a value behind an SSH public key's prefix or a Twilio SID's shape"
+)
+def test_secret_dressed_as_a_public_key_or_a_sid_is_not_found() -> None:
+    """A made-up service key after the service's bare name, behind the base64 prefix of an
+    ssh-ed25519 public key or in a Twilio SID's shape (two capitals, 32 hex), reads as public."""
+    assert found("zendesk = AAAAC3NzaC1lZDI1NTE5Zk8qW3vN7pL2xR9tYb4M")
+    assert found("zendesk = ZD9f2c4e6a8b0d1f3e5a7c9b2d4f6e8a0c")
+
+
 def test_secret_glued_to_a_fake_placeholder_is_found() -> None:
     """Placeholder-shaped text is skipped, but its fixed shape holds no secret: the rest is read."""
     assert found(f"[REDACTED:aws_access_key_id:deadbeef]{KEY_ID}")
