@@ -98,6 +98,34 @@ def under_example_marker(text: str, start: int) -> bool:
     return _MARKER_RE.search(text, max(a, floor), start) is not None
 
 
-def shown_as_example(text: str, start: int) -> bool:
-    """True when the value at ``start`` is in a doctest session or under an example marker."""
+# A value repeated elsewhere in the same text: only values this long are looked for again (a
+# short one repeats by chance), and at most this many other places are read.
+_REPEAT_MIN_LEN = 16
+_REPEAT_MAX_PLACES = 8
+
+
+def _shown_at(text: str, start: int) -> bool:
     return in_doctest(text, start) or under_example_marker(text, start)
+
+
+def shown_as_example(text: str, start: int, end: int | None = None) -> bool:
+    """True when the value at ``start`` is in a doctest session or under an example marker,
+    or (given its ``end``) when the same value, at least 16 characters long, is shown so in
+    another place of the same text: documentation prints a generated key once under "for
+    example" and then uses it in the sections after (Flask's ``SECRET_KEY`` in
+    ``app.config.update(...)``). A value the text never marks as an example still counts,
+    however often it repeats."""
+    if _shown_at(text, start):
+        return True
+    if end is None or end - start < _REPEAT_MIN_LEN:
+        return False
+    value = text[start:end]
+    i = text.find(value)
+    places = 0
+    while i >= 0 and places < _REPEAT_MAX_PLACES:
+        if i != start:
+            places += 1
+            if _shown_at(text, i):
+                return True
+        i = text.find(value, i + 1)
+    return False
