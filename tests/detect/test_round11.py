@@ -73,3 +73,64 @@ def test_a_long_value_is_looked_for_again() -> None:
     start = text.rindex(KEY)
     assert not shown_as_example(text, start)  # without its end, only its own place
     assert shown_as_example(text, start, start + len(KEY))
+
+
+ARGON = (
+    "$argon2id$v=19$m=65536,t=3,p=4$g2/AV1zwopqUntPKJavBFw$"
+    "BwpRGDCyUHLvHICnwijyX8ROGoiUPwNKZ7915MeYfCE"
+)
+RECORD = (
+    '    "alice": {\n'
+    '        "username": "alice",\n'
+    '        "full_name": "Alice Chains",\n'
+    '        "email": "alice@example.com",\n'
+    f'        "hashed_password": "{ARGON}",\n'
+    '        "disabled": False,\n'
+    "    },\n"
+)
+
+
+def test_a_hash_deep_inside_a_literal_a_made_up_name_opens_is_quiet(scanner: Scanner) -> None:
+    text = "fake_users_db = {\n" + RECORD * 3 + "}\n"
+    assert _secrets(scanner, text) == []
+
+
+@pytest.mark.parametrize("name", ["users_db", "prod_users"])
+def test_the_same_records_under_a_plain_name_are_found(scanner: Scanner, name: str) -> None:
+    text = f"{name} = {{\n" + RECORD * 3 + "}\n"
+    assert set(_secrets(scanner, text)) == {"secret.password_hash"}
+
+
+def test_a_hash_after_the_made_up_literal_closed_is_found(scanner: Scanner) -> None:
+    text = (
+        "fake_users_db = {\n"
+        + RECORD
+        + "}\n\nusers = {\n"
+        + RECORD.replace("alice", "bob").replace("BwpRGDCy", "Kq7vT2mZ")
+        + "}\n"
+    )
+    assert _secrets(scanner, text) == ["secret.password_hash"]
+
+
+TOKEN = "401f7ac837da42b97f613d789819ff93537bee6a"
+
+
+def test_a_header_token_documentation_shows_for_example_is_quiet(scanner: Scanner) -> None:
+    text = (
+        '    """\n    Clients should authenticate by passing the token key in the "Authorization"\n'
+        '    HTTP header, prepended with the string "Token ".  For example:\n\n'
+        f"        Authorization: Token {TOKEN}\n"
+        '    """\n'
+    )
+    assert _secrets(scanner, text) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"curl -H 'Authorization: Token {TOKEN}' https://api.internal/orders\n",
+        f"Clients pass the token in the header:\n\n    Authorization: Token {TOKEN}\n",
+    ],
+)
+def test_a_header_token_without_an_example_marker_is_found(scanner: Scanner, text: str) -> None:
+    assert _secrets(scanner, text) == ["secret.bearer_token"]
