@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 
 import domestique
-from domestique.hooks.install import hook_command
+from domestique.hooks.install import hook_client, hook_command
 
 PACKAGE = Path(domestique.__file__).parent
 
@@ -174,13 +174,22 @@ def measure(args: argparse.Namespace) -> int:
         stdin.write_text(json.dumps(payload(command, str(repo))))
         base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         base_env.update(HOME=str(tmp / "home"))
+        if base_env.get("PYTHONPATH"):  # the calls run in `repo`: a relative entry (`src`)
+            # would not find this tree there, and the console-script rows ran the venv's package
+            base_env["PYTHONPATH"] = os.pathsep.join(
+                os.path.abspath(e) for e in base_env["PYTHONPATH"].split(os.pathsep) if e
+            )
 
         def env_for(name: str) -> dict[str, str]:
             return dict(base_env, DOMESTIQUE_HOME=str(tmp / name))
 
         warm = env_for("warm")
+        # Started as the installed client starts it (`-I -S <client> --daemon`), so it runs the
+        # package the installed hook runs: `-I -m domestique.hooks.daemon` ignored PYTHONPATH,
+        # ran the venv's package, and a worktree's hook (another identity) was refused and
+        # decided in-process on every "warm" call.
         daemon = subprocess.Popen(
-            [py, "-I", "-m", "domestique.hooks.daemon", "3600"],
+            [py, "-I", "-S", hook_client()[1], "--daemon", "3600"],
             env=warm,
             cwd="/",
             stdin=subprocess.DEVNULL,
@@ -220,6 +229,7 @@ def measure(args: argparse.Namespace) -> int:
     bytecode = "no .pyc (deleted before each call)" if args.no_bytecode else ".pyc present"
     print(f"{command!r}, {args.rounds} rounds, {bytecode}, load average {os.getloadavg()[0]:.1f}")
     print(f"installed hook: {installed}")
+    print(f"package: {PACKAGE} (PYTHONPATH={base_env.get('PYTHONPATH', '')!r})")
     print(f"{'command (sh -c)':26} {'median ms':>10} {'p90 ms':>8} {'ratio':>6}")
     out = []
     for row in rows:

@@ -576,7 +576,7 @@ def confirm(
                     if (
                         not reading[2]
                         or (rule.reference_filter and _inside_resource_identifier(text, s, e))
-                        or (rule.example_filter and shown_as_example(text, s))
+                        or (rule.example_filter and shown_as_example(text, s, e))
                     ):
                         continue
                     seen.add((s, e))
@@ -596,7 +596,7 @@ def confirm(
             if (
                 not ok
                 or (rule.reference_filter and _inside_resource_identifier(text, s, e))
-                or (rule.example_filter and shown_as_example(text, s))
+                or (rule.example_filter and shown_as_example(text, s, e))
             ):
                 continue
             seen.add((s, e))

@@ -14,6 +14,10 @@ example:
   string like this run:``, ``For example:``), or a name that says its data is made up
   (``fake_users_db = {``). The word as part of a name or an address (``EXAMPLE_KEY``,
   ``example.com``, ``examples/``) is not a marker.
+* **Inside made-up data.** The value is in a literal that such a name opens, however far
+  below its first line (``fake_users_db = {`` and the records in it).
+* **Shown so elsewhere.** The same value, 16 characters or longer, is shown in one of these
+  ways in another place of the same text (a key printed under "for example", then used).
 
 Only the generic rules and the shapes documentation prints most (password and token
 assignments, password hashes, JWTs, URLs with a password) take the filter; a provider's key
@@ -98,6 +102,66 @@ def under_example_marker(text: str, start: int) -> bool:
     return _MARKER_RE.search(text, max(a, floor), start) is not None
 
 
-def shown_as_example(text: str, start: int) -> bool:
-    """True when the value at ``start`` is in a doctest session or under an example marker."""
-    return in_doctest(text, start) or under_example_marker(text, start)
+# A value repeated elsewhere in the same text: only values this long are looked for again (a
+# short one repeats by chance), and at most this many other places are read.
+_REPEAT_MIN_LEN = 16
+_REPEAT_MAX_PLACES = 8
+
+
+# A name that says its data is made up, opening a literal: ``fake_users_db = {``.
+_MADE_UP_OPEN_RE = re.compile(
+    r"(?<![A-Za-z0-9])(?:fake|dummy|mock|sample|example)_[A-Za-z0-9_]*[ \t]*(?::[^=\n]*)?"
+    r"=[ \t]*[{\[(]"
+)
+_OPENERS = "{[("
+_CLOSERS = "}])"
+
+
+def inside_made_up_literal(text: str, start: int) -> bool:
+    """True when ``text[start]`` is inside a literal (braces, brackets, parentheses still
+    open at the value) that a name saying its data is made up opens, within the 4,000
+    characters above (``fake_users_db = {`` and a user record twenty lines below it)."""
+    floor = max(0, start - _MAX_REACH)
+    for m in _MADE_UP_OPEN_RE.finditer(text, floor, start):
+        depth = 1
+        for ch in text[m.end() : start]:
+            if ch in _OPENERS:
+                depth += 1
+            elif ch in _CLOSERS:
+                depth -= 1
+                if depth == 0:
+                    break
+        if depth > 0:
+            return True
+    return False
+
+
+def _shown_at(text: str, start: int) -> bool:
+    return (
+        in_doctest(text, start)
+        or under_example_marker(text, start)
+        or inside_made_up_literal(text, start)
+    )
+
+
+def shown_as_example(text: str, start: int, end: int | None = None) -> bool:
+    """True when the value at ``start`` is in a doctest session or under an example marker,
+    or (given its ``end``) when the same value, at least 16 characters long, is shown so in
+    another place of the same text: documentation prints a generated key once under "for
+    example" and then uses it in the sections after (Flask's ``SECRET_KEY`` in
+    ``app.config.update(...)``). A value the text never marks as an example still counts,
+    however often it repeats."""
+    if _shown_at(text, start):
+        return True
+    if end is None or end - start < _REPEAT_MIN_LEN:
+        return False
+    value = text[start:end]
+    i = text.find(value)
+    places = 0
+    while i >= 0 and places < _REPEAT_MAX_PLACES:
+        if i != start:
+            places += 1
+            if _shown_at(text, i):
+                return True
+        i = text.find(value, i + 1)
+    return False
