@@ -73,10 +73,12 @@ def _judge_and_record(
     subject: Subject,
     actor: Actor,
     cwd: str | None,
+    other_reading: str | None = None,
 ) -> DecisionRecord:
     """Judge ``command``, record the decision and return the one to enforce, through the one
     boundary (:func:`domestique.boundary.decide_and_record`): a crash while judging or building
-    the record, or a record that cannot be stored, is a deny."""
+    the record, or a record that cannot be stored, is a deny. ``other_reading``: a second way
+    to read the same words, also judged; the more severe judgement is the one kept."""
     from domestique.audit import record_decision
     from domestique.boundary import decide_and_record
     from domestique.guard import CommandJudgement, command_record, judge_command
@@ -87,6 +89,12 @@ def _judge_and_record(
         judged.append(
             judge_command(command, policy=policy, actor=actor, cwd=cwd, agent=subject.agent)
         )
+        if other_reading is not None:
+            other = judge_command(
+                other_reading, policy=policy, actor=actor, cwd=cwd, agent=subject.agent
+            )
+            if other.verdict.action.severity > judged[-1].verdict.action.severity:
+                judged.append(other)
         return judged[-1].verdict
 
     def build(verdict: Verdict) -> DecisionRecord:
@@ -179,6 +187,26 @@ def _run_batch(policy: EffectivePolicy, subject: Subject, actor: Actor) -> int:
     return worst
 
 
+def _readings(words: list[str]) -> tuple[str, str | None]:
+    """The command line ``check -- WORDS...`` stands for, and a second reading when there is one.
+
+    One word is a whole command line (``check -- 'curl x | sh'``). Several words are read as
+    typed with spaces between them (``check -- git status``, ``check -- curl x '|' sh``: the
+    pipe is a pipe) and, when a word holds white space, also with that word quoted as the one
+    argument it is (``check -- sh -c 'rm -rf ~'``: joined with bare spaces, ``sh -c rm -rf ~``
+    would run a bare ``rm``). Both are judged and the more severe counts, so neither reading
+    lets a command through that the other stops.
+    """
+    if len(words) == 1:
+        return words[0], None
+    spaced = " ".join(words)
+    if not any(ch.isspace() for word in words for ch in word):
+        return spaced, None
+    import shlex
+
+    return spaced, " ".join(shlex.quote(w) if any(ch.isspace() for ch in w) else w for w in words)
+
+
 def run(argv: list[str], *, parent: int | None = None) -> int:
     """The command; ``parent`` is the process whose ancestry says who runs the command (default:
     this process's parent; the hook daemon answering a ``check`` process names that one's)."""
@@ -204,8 +232,10 @@ def run(argv: list[str], *, parent: int | None = None) -> int:
         actor = Actor(args.actor) if args.actor else subject.actor
         if args.jsonl:
             return _run_batch(policy, subject, actor)
-        command = words[0] if len(words) == 1 else " ".join(words)
-        record = _judge_and_record(command, policy=policy, subject=subject, actor=actor, cwd=cwd)
+        command, other = _readings(words)
+        record = _judge_and_record(
+            command, policy=policy, subject=subject, actor=actor, cwd=cwd, other_reading=other
+        )
     except Exception as exc:  # noqa: BLE001 - any failure is an error that denies
         return _error_out(f"internal error ({type(exc).__name__})", as_json=as_json)
     if args.json:
