@@ -43,6 +43,7 @@ CREDENTIAL_SAMPLES = (
     "~/.local/share/keyrings/login.keyring", "credentials.json", "~/.config/hub",
     "~/.config/rclone/rclone.conf", "~/.codex/auth.json", "~/.claude/.credentials.json",
     "~/.gemini/oauth_creds.json", "~/.config/github-copilot/hosts.json",
+    "~/.cargo/credentials.toml", "~/.gem/credentials",
     "~/.config/glab-cli/config.yml",
 )  # fmt: skip
 

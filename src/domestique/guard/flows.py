@@ -332,6 +332,9 @@ def _other_printer(name: str, args: list[str]) -> str | None:
         "config" in args and any(a.startswith("remote.") and a.endswith(".url") for a in args)
     ):
         return "git"
+    if "config" in args and any(a.lower().endswith(".extraheader") for a in args):
+        # http.extraHeader holds the Authorization header CI checkouts authenticate with
+        return "git"
     return None
 
 

@@ -202,6 +202,7 @@ CREDENTIAL_FILES = re.compile(
     r"application_default_credentials\.json|legacy_credentials(?:/.*)?)$|"
     r"\.azure/(?:accessTokens\.json|msal_token_cache\.(?:json|bin))$|\.kube/config$|"
     r"\.docker/config\.json$|\.netrc$|\.git-credentials$|\.npmrc$|\.pypirc$|\.pgpass$|"
+    r"\.(?:cargo|gem)/credentials(?:\.toml)?$|"
     r"\.my\.cnf$|\.config/gh/hosts\.yml$|\.gnupg(?:/.*)?$|\.password-store(?:/.*)?$|"
     r"etc/(?:shadow|gshadow|master\.passwd|sudoers)$|\.vault-token$|\.terraform\.d/credentials"
     r"\.tfrc\.json$|Library/Keychains(?:/.*)?$|keychain-db$|\.mozilla/firefox/.*logins\.json$|"

@@ -66,10 +66,18 @@ def echoed(inv: Invocation) -> str | None:
     if not args:
         return ""
     fmt = decode_ansi_c(args[0])
-    try:
-        return fmt.replace("%s", "{}").format(*args[1:]) if "%s" in fmt else fmt
-    except (IndexError, ValueError):
-        return fmt
+    values = iter(args[1:])
+
+    def fill(spec: re.Match[str]) -> str:
+        # %s prints its argument as it is, %b with its backslash escapes decoded (\x72\x6d);
+        # a missing argument prints nothing, as printf does
+        value = next(values, "")
+        return decode_ansi_c(value) if spec.group() == "%b" else value
+
+    return _PRINTF_SPEC.sub(fill, fmt)
+
+
+_PRINTF_SPEC = re.compile(r"%[sb]")
 
 
 def _cluster_code(flag: str) -> int | None:

@@ -109,6 +109,22 @@ def _grant(inv: Invocation) -> str | None:
         _value(args, "--policy")
     ):
         return "an S3 bucket policy open to everyone"
+    if args[:2] in (["s3api", "put-bucket-acl"], ["s3api", "put-object-acl"]) and _value(
+        args, "--acl"
+    ) in ("public-read", "public-read-write", "authenticated-read"):
+        return "an S3 bucket or object ACL open to everyone"
+    if (
+        args[:2] == ["ec2", "authorize-security-group-ingress"]
+        and _value(args, "--cidr") in ("0.0.0.0/0", "::/0")
+        and _value(args, "--protocol") in ("-1", "all")
+    ):
+        return "a security group opened to every address on every port"
+    if (
+        n in ("gh", "glab")
+        and args[:2] in (["repo", "edit"], ["repo", "update"])
+        and _value(args, "--visibility") == "public"
+    ):
+        return "a repository made public"
     if n in ("gcloud", "gsutil") and any(a.startswith(("allUsers", "allAuthenticatedUsers",
         "--member=allUsers", "--member=allAuthenticatedUsers")) or a in ("allUsers:R",
         "allUsers:objectViewer") for a in args):  # fmt: skip

@@ -158,7 +158,7 @@ _SENSITIVE_NAME = re.compile(
 )
 
 
-_FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox"})
+_FILE_SERVERS = frozenset({"python", "php", "ruby", "busybox", "httpd"})
 
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -185,7 +185,8 @@ def _rule_file_server(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         folder = next((v for a, v in zip(args, [*args[1:], ""], strict=True) if a == "-t"), None)
     elif n == "ruby" and "httpd" in " ".join(args) and any(a.startswith("-run") for a in args):
         pass
-    elif n == "busybox" and args[:1] == ["httpd"]:
+    elif (n == "busybox" and args[:1] == ["httpd"]) or (n == "httpd" and "-h" in args):
+        # busybox's httpd, as `busybox httpd` or unfolded to the applet (`-h` names its folder)
         folder = next((v for a, v in zip(args, [*args[1:], ""], strict=True) if a == "-h"), None)
     else:
         return
