@@ -120,6 +120,21 @@ def _grant(inv: Invocation) -> str | None:
     ):
         return "a security group opened to every address on every port"
     if (
+        n == "gcloud"
+        and args[:3] == ["compute", "firewall-rules", "create"]
+        and _value(args, "--allow") == "all"
+        and "0.0.0.0/0" in _value(args, "--source-ranges").split(",")
+    ):
+        return "a firewall rule open to every address on every port"
+    if (
+        n == "az"
+        and args[:4] == ["network", "nsg", "rule", "create"]
+        and _value(args, "--access").lower() == "allow"
+        and _value(args, "--source-address-prefixes") in ("*", "Internet", "0.0.0.0/0")
+        and _value(args, "--destination-port-ranges") == "*"
+    ):
+        return "a network security rule open to every address on every port"
+    if (
         n in ("gh", "glab")
         and args[:2] in (["repo", "edit"], ["repo", "update"])
         and _value(args, "--visibility") == "public"

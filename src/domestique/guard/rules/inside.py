@@ -35,11 +35,27 @@ _VALUE_OPTIONS = frozenset(
 _ENGINES = frozenset({"docker", "podman", "nerdctl"})
 
 
+# kubectl's options that may come before the subcommand and take a value (``--context prod``)
+_KUBE_GLOBAL_VALUE = frozenset(
+    {"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-s", "--server",
+     "--as", "--as-group", "--token", "--request-timeout", "--certificate-authority",
+     "--client-certificate", "--client-key", "--tls-server-name", "-v", "--v"}
+)  # fmt: skip
+
+
+def _kube_subcommand(args: list[str]) -> str | None:
+    """kubectl's subcommand: the first word that is not a global option or an option's value."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _KUBE_GLOBAL_VALUE else 1
+    return args[i] if i < len(args) else None
+
+
 def inner_command(inv: Invocation) -> list[str] | None:
     """The argument vector run inside the container or pod, None when there is none."""
     n, args = inv.name, inv.args
     if n in ("kubectl", "oc"):
-        if args[:1] != ["exec"] or "--" not in args:
+        if _kube_subcommand(args) != "exec" or "--" not in args:
             return None
         rest = args[args.index("--") + 1 :]
         return rest or None
