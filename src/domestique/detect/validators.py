@@ -207,6 +207,16 @@ def not_repetitive(value: str) -> bool:
     return True
 
 
+_FILLER_RUN = re.compile(r"([Xx0*#])\1{7,}")
+
+
+def no_filler_run(value: str) -> bool:
+    """False for a value holding eight or more of one filler character in a row
+    (``AKIAXXXXXXXXXXXXXXXX``, ``T00000000``): a format's placeholder, which a random token
+    of these alphabets almost never holds (base32: one in 32**7 per position)."""
+    return _FILLER_RUN.search(value) is None
+
+
 def phone_digits(value: str) -> bool:
     """7 to 15 digits (E.164 maximum), not one repeated digit, not a run like 1234567."""
     digits = "".join(c for c in value if c.isdigit() and c.isascii())
@@ -509,6 +519,7 @@ def pem_key_body(value: str) -> bool:
 
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "no_filler_run": no_filler_run,
     "github_crc32": github_crc32,
     "luhn": luhn,
     "iban_mod97": iban_mod97,

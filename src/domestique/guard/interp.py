@@ -80,6 +80,13 @@ _DECODE = re.compile(
     r"atob|zlib\.decompress|gzinflate|gzuncompress|codecs\.decode|bytes\.fromhex|unhexlify|"
     r"str_rot13|\.decode\(['\"](?:base64|hex|rot13))"
 )
+# A shell call whose command is what a decoder returns: system(decode_base64(...)),
+# os.system(base64.b64decode(...).decode()), execSync(Buffer.from(..., "base64")...).
+_RUNS_DECODED = re.compile(
+    r"\b(?:os\.system|os\.popen|popen|system|shell_exec|passthru|exec|execSync|spawn|spawnSync|"
+    r"subprocess\.(?:run|call|Popen|check_output)|Popen|IO\.popen|Kernel\.(?:system|exec)|qx)"
+    r"\s*[({]\s*(?:[\w.]+\s*\(\s*)?(?:" + _DECODE.pattern + r"|Buffer\.from\s*\()"
+)
 _SOCKET = re.compile(
     r"/inet6?/(?:tcp|udp)/|/dev/(?:tcp|udp)/|require\s*\(?\s*['\"]socket|java\.net\.Socket|"
     r"\bSockets\b|\bnet\.Dial|\bconnect\s*\(\s*['\"][\w.-]+['\"]\s*,|"
@@ -332,7 +339,8 @@ def analyze(code: str, lang: str) -> CodeFacts:
     facts.downloads = bool(_DOWNLOAD.search(code))
     facts.socket = bool(_SOCKET.search(code))
     facts.network = facts.downloads or facts.socket or bool(_URL.search(code))
-    facts.executes = bool(_EXEC_DATA.search(code))
+    # eval(…) and its kind, or a shell call running decoded text: system(decode_base64(…))
+    facts.executes = bool(_EXEC_DATA.search(code) or _RUNS_DECODED.search(code))
     facts.decodes = bool(_DECODE.search(code))
     facts.listens = facts.socket and bool(_LISTEN.search(code))
     facts.wires_shell = bool(_SHELL_WIRE.search(code))

@@ -24,6 +24,7 @@ NETWORK = (
     | frozenset(
         {
             "ssh", "scp", "sftp", "rsync", "dig", "nslookup", "host", "drill", "ping", "mail",
+            "resolvectl", "kdig", "delv",
             "mailx", "sendmail", "mutt", "smbclient", "rclone", "gsutil", "s3cmd", "nmap",
             "whois", "ldapsearch", "mosquitto_pub", "openssl", "gh", "aws", "az", "gcloud",
             "kubectl", "docker", "git", "npm", "pip", "twine", "ngrok", "cloudflared", "irc",
