@@ -120,7 +120,9 @@ _CALL_RE = re2.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:::[A-Za-z_][A-Za-z0-9_.]*)*\
 _VAR_REF_RE = re2.compile(
     r"^(?:\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}|\([^)]*\))|%[A-Za-z_][A-Za-z0-9_]*%?|"
     r"!(?:vault|Ref|Sub|GetAtt|ImportValue|FindInMap|env_var|env|secret|include)|"
-    r"@[A-Za-z_][A-Za-z0-9_.]*)$|^(?:os\.|process\.env|ENV\[|getenv)"
+    r"@[A-Za-z_][A-Za-z0-9_.]*)$|^(?:os\.|process\.env|ENV\[|getenv)|"
+    # a CloudFormation dynamic reference: the stack reads the value from the store it names
+    r"^\{\{resolve:(?:ssm|ssm-secure|secretsmanager):[^{}]+\}\}$"
 )
 
 
@@ -145,6 +147,8 @@ def looks_like_placeholder(value: str) -> bool:
     if value != value.strip() and found(_PROSE_WORD_RE, value.strip()):
         return True  # a word with its space ("on ", "Gunicorn's "): a text's token, no secret
     bare = value.rstrip(":;,.")
+    if "\u2022\u2022\u2022" in value:
+        return True  # masked for display (sk_live_••••••••XOft): bullets are no key's characters
     return bool(
         found(_PLACEHOLDER_RE, value)
         or example_token(bare)
