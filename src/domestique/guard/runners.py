@@ -66,15 +66,21 @@ def echoed(inv: Invocation) -> str | None:
     if not args:
         return ""
     fmt = decode_ansi_c(args[0])
-    values = iter(args[1:])
+    values = args[1:]
+    specs = len(_PRINTF_SPEC.findall(fmt))
+    if not specs:
+        return fmt
+    # %s prints its argument as it is, %b with its backslash escapes decoded (\x72\x6d); a
+    # missing argument prints nothing, and the format is used again while arguments remain
+    # (printf '%s ' rm -rf ~ prints "rm -rf ~ "), as printf does
+    rest = iter(values)
 
     def fill(spec: re.Match[str]) -> str:
-        # %s prints its argument as it is, %b with its backslash escapes decoded (\x72\x6d);
-        # a missing argument prints nothing, as printf does
-        value = next(values, "")
+        value = next(rest, "")
         return decode_ansi_c(value) if spec.group() == "%b" else value
 
-    return _PRINTF_SPEC.sub(fill, fmt)
+    rounds = max(1, -(-len(values) // specs))
+    return "".join(_PRINTF_SPEC.sub(fill, fmt) for _ in range(rounds))
 
 
 _PRINTF_SPEC = re.compile(r"%[sb]")

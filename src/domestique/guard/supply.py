@@ -75,7 +75,8 @@ def foreign_index_value(name: str, value: str) -> str | None:
     return foreign[0] if foreign else None
 
 
-def _option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
+def option_values(args: list[str], options: tuple[str, ...]) -> list[str]:
+    """Every value given to one of ``options`` (``-o V``, ``--opt V``, ``--opt=V``)."""
     out: list[str] = []
     for i, a in enumerate(args):
         for o in options:
@@ -116,7 +117,7 @@ def untrusted_install(name: str, args: list[str]) -> str | None:
         why = _other_sources(name, args)
         if why:
             return why
-        values = _option_values(args, _INDEX_OPTIONS)
+        values = option_values(args, _INDEX_OPTIONS)
         if any(not _DEFAULT_INDEXES.match(v) for v in values):
             return f"{name} installs from another source ({values[0][:60]})"
         if name == "brew" and args[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in args):
@@ -131,7 +132,7 @@ def _other_sources(name: str, args: list[str]) -> str | None:
         if verbs[:1] == ["install"] and any(_REMOTE_SPEC.match(a) for a in verbs[1:]):
             return "gem installs a gem from a URL"
         if verbs[:1] == ["sources"]:
-            added = _option_values(args, ("--add", "-a"))
+            added = option_values(args, ("--add", "-a"))
             if any(not _DEFAULT_INDEXES.match(v) for v in added):
                 return f"gem sources adds {added[0][:60]}: later installs come from there"
     elif (
@@ -149,7 +150,7 @@ def _other_sources(name: str, args: list[str]) -> str | None:
         if keys and keys[0].lower().startswith("mirror.") and any("://" in k for k in keys[1:]):
             return f"bundle config sets a mirror ({keys[-1][:60]}): installs come from there"
     elif name in ("conda", "mamba", "micromamba"):
-        channels = _option_values(args, ("-c", "--channel"))
+        channels = option_values(args, ("-c", "--channel"))
         remote = [c for c in channels if "://" in c]
         if remote and bool({"install", "create", "update", "env"} & set(verbs)):
             return f"{name} installs from the channel {remote[0][:60]}"
@@ -165,7 +166,7 @@ def tls_off(name: str, args: list[str]) -> str | None:
     H without checking its certificate (anyone on the path can serve the code)."""
     if name not in PIP_NAMES:
         return None
-    hosts = _option_values(args, ("--trusted-host", "--allow-insecure-host"))
+    hosts = option_values(args, ("--trusted-host", "--allow-insecure-host"))
     if hosts:
         return f"{name} --trusted-host {hosts[0][:60]} installs without certificate checks"
     verbs = [a for a in args if not a.startswith("-")]
@@ -188,14 +189,14 @@ def _pip(name: str, args: list[str]) -> str | None:
     )
     if not installing:
         return None
-    values = _option_values(args, _INDEX_OPTIONS)
-    local = set(_option_values(args, ("--find-links", "-f")))
+    values = option_values(args, _INDEX_OPTIONS)
+    local = set(option_values(args, ("--find-links", "-f")))
     for v in values:
         if v in local and "://" not in v:
             continue  # --find-links ./wheels: a folder of this machine
         if not _DEFAULT_INDEXES.match(v):
             return f"{name} installs from another index ({v[:60]})"
-    for v in _option_values(args, ("-r", "--requirement", "-c", "--constraint")):
+    for v in option_values(args, ("-r", "--requirement", "-c", "--constraint")):
         if re.match(r"(?i)^(?:https?|ftp)://", v) or _DOWNLOADED.search(v):
             return f"{name} installs what a requirements file on a server lists ({v[:60]})"
     if any(_DOWNLOADED.search(a) for a in args):
@@ -242,7 +243,7 @@ def _node(name: str, args: list[str]) -> str | None:
         and not _DEFAULT_INDEXES.match(verbs[3])
     ):
         return f"{name} config sets the registry server: every later install comes from there"
-    values = _option_values(args, ("--registry",))
+    values = option_values(args, ("--registry",))
     if (
         verbs[:1]
         and verbs[0] in _INSTALL_VERBS
@@ -255,7 +256,7 @@ def _node(name: str, args: list[str]) -> str | None:
         ):
             return "deno runs code from a URL"
         return None
-    for spec in _option_values(args, ("--package", "-p")):
+    for spec in option_values(args, ("--package", "-p")):
         if (
             name in ("npx", "pnpx", "bunx", "npm", "pnpm", "yarn")
             and (_NODE_REMOTE.match(spec) or _REMOTE_SPEC.match(spec))
@@ -330,7 +331,7 @@ def plugin_install(name: str, args: list[str]) -> str | None:
     ):
         return "ansible-galaxy installs a role or collection from a repository"
     if name in ("code", "code-insiders", "cursor", "codium", "windsurf"):
-        for v in _option_values(args, ("--install-extension",)):
+        for v in option_values(args, ("--install-extension",)):
             if v.lower().endswith(".vsix") or "://" in v:
                 return f"{name} installs an extension from a file ({v[:60]})"
     if (
@@ -341,7 +342,7 @@ def plugin_install(name: str, args: list[str]) -> str | None:
     ):
         return "poetry config sets a repository: later installs can come from there"
     if name in ("kubectl", "oc") and verbs[:1] in (["apply"], ["create"], ["replace"]):
-        files = _option_values(args, ("-f", "--filename", "-k", "--kustomize"))
+        files = option_values(args, ("-f", "--filename", "-k", "--kustomize"))
         if any("://" in f for f in files):
             return f"{name} {verbs[0]} runs workloads from a URL"
     if name == "ansible-pull" and any("://" in v or v.startswith("git@") for v in args):
@@ -384,11 +385,11 @@ def foreign_publish(name: str, args: list[str]) -> str | None:
     if not args:
         return None
     if name in ("npm", "pnpm", "yarn") and "publish" in args:
-        values = _option_values(args, ("--registry",))
+        values = option_values(args, ("--registry",))
     elif name == "twine" and args[0] == "upload":
-        values = _option_values(args, ("--repository-url",))
+        values = option_values(args, ("--repository-url",))
     elif (name in ("cargo", "gem", "poetry", "uv") and "publish" in args) or args[:1] == ["push"]:
-        values = _option_values(args, ("--index", "--registry", "--host", "--publish-url", "-r"))
+        values = option_values(args, ("--index", "--registry", "--host", "--publish-url", "-r"))
     else:
         return None
     foreign = [v for v in values if "://" in v and not _DEFAULT_PUBLISH.match(v)]

@@ -16,6 +16,7 @@ from domestique.guard.paths import (
 )
 from domestique.guard.rules.common import SHELL_ARG
 from domestique.guard.rules.registry import Context, rule
+from domestique.guard.supply import option_values
 from domestique.guard.wrappers import PROJECT_RUNNERS, WRAPPERS
 
 
@@ -209,24 +210,19 @@ def _rule_container(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         ):
             yield Hit("cmd.privilege.container", f"{n} {a}", inv.span, judged)
             return
-        device, cap = _option(args, i, "--device"), _option(args, i, "--cap-add").upper()
-        if _HOST_DISK.match(device) or cap in ("ALL", "SYS_ADMIN", "CAP_SYS_ADMIN"):
-            # the host's disk given to the container, or the capability to mount it
-            yield Hit("cmd.privilege.container", f"{n} {a} {device or cap}", inv.span, judged)
-            return
+    # the host's disk given to the container, or the capability to mount it
+    disks = [d for d in option_values(args, ("--device",)) if _HOST_DISK.match(d)]
+    caps = {c.upper() for c in option_values(args, ("--cap-add",))} & _MOUNTING_CAPS
+    if disks or caps:
+        given = disks[0] if disks else f"--cap-add {min(caps)}"
+        yield Hit("cmd.privilege.container", f"{n} is given {given}", inv.span, judged)
+        return
     if n in ("lxc", "incus") and any(x in ("source=/", "security.privileged=true") for x in args):
         yield Hit("cmd.privilege.container", f"{n} shares the host's root", inv.span, judged)
 
 
-def _option(args: list[str], i: int, name: str) -> str:
-    """The value of option ``name`` when ``args[i]`` is it (``--x=V`` or ``--x V``), else ''."""
-    a = args[i]
-    if a.startswith(name + "="):
-        return a.split("=", 1)[1]
-    return args[i + 1] if a == name and i + 1 < len(args) else ""
-
-
 _HOST_DISK = re.compile(r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|dm-|md|loop|mapper/)")
+_MOUNTING_CAPS = frozenset({"ALL", "SYS_ADMIN", "CAP_SYS_ADMIN"})
 
 
 # Words after which a shell's name says which shell to write set-up code for (``zoxide init

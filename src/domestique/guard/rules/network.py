@@ -41,7 +41,7 @@ from domestique.guard.rules.scoped import (
     plain_container_run,
     transfer_operands,
 )
-from domestique.guard.rules.vocab import DOWNLOADERS, LOOK_ONLY, RAW_NETWORK
+from domestique.guard.rules.vocab import DOWNLOADERS, LOOK_ONLY, NAME_LOOKUPS, RAW_NETWORK
 from domestique.sensitive_paths import is_env_file
 
 _NET_SHELL_NAMES = frozenset(
@@ -391,7 +391,7 @@ def _rule_egress_shapes(ctx: Context) -> Iterator[Hit]:
                 "cmd.exfiltration", "uploads data to a drop or webhook site", inv.span, judged
             )
             return
-        if inv.name in _NAME_LOOKUPS and any(
+        if inv.name in NAME_LOOKUPS and any(
             decodes(invs[i]) or invs[i].name in ("base64", "base32", "xxd", "od", "cat", "head")
             for w in inv.words[1:]
             for i in w.subs
@@ -528,16 +528,12 @@ def _rule_supply(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                       inv.span, judged)  # fmt: skip
 
 
-# Tools that send a name to a resolver (a name can carry data to whoever runs its zone).
-_NAME_LOOKUPS = frozenset(
-    {"dig", "nslookup", "host", "drill", "ping", "resolvectl", "kdig", "delv"}
-)  # fmt: skip
 # Programs that send what they are given to a host named in their arguments (the provider's own
 # command-line tools, such as docker login or helm, are not here: they talk to their own service).
 _SENDERS = (
     DOWNLOADERS
     | RAW_NETWORK
-    | _NAME_LOOKUPS
+    | NAME_LOOKUPS
     | frozenset(
         {"ssh", "scp", "sftp", "rsync", "mail", "mailx", "sendmail", "mutt", "smbclient",
          "openssl", "ftp", "telnet", "rclone", "s3cmd",

@@ -18,13 +18,15 @@ RAW_NETWORK = frozenset(
 )
 
 
+# Tools that send a name to a resolver (a name can carry data to whoever runs its zone).
+NAME_LOOKUPS = frozenset({"dig", "nslookup", "host", "drill", "ping", "resolvectl", "kdig", "delv"})
 NETWORK = (
-    DOWNLOADERS
+    NAME_LOOKUPS
+    | DOWNLOADERS
     | RAW_NETWORK
     | frozenset(
         {
-            "ssh", "scp", "sftp", "rsync", "dig", "nslookup", "host", "drill", "ping", "mail",
-            "resolvectl", "kdig", "delv",
+            "ssh", "scp", "sftp", "rsync", "mail",
             "mailx", "sendmail", "mutt", "smbclient", "rclone", "gsutil", "s3cmd", "nmap",
             "whois", "ldapsearch", "mosquitto_pub", "openssl", "gh", "aws", "az", "gcloud",
             "kubectl", "docker", "git", "npm", "pip", "twine", "ngrok", "cloudflared", "irc",
