@@ -126,6 +126,12 @@ _FIREWALL_LIST = re.compile(
     r"^(?:-[nvxLS]*[LS][nvxLS]*|--list|--list-rules|-n|-v|-x|--line-numbers)$"
 )
 _NAME = re.compile(r"^[A-Za-z0-9][\w.@:-]*$")
+# Services that route the machine's traffic elsewhere (anonymising proxies, tunnels, VPNs):
+# starting one is not a restart of the developer's own service.
+_ROUTING_UNITS = re.compile(
+    r"(?i)^(?:tor|i2pd?|privoxy|proxychains|cloudflared|ngrok|frpc|openvpn(?:@.*)?|"
+    r"wg-quick@.*|tailscaled|zerotier-one|sshuttle|redsocks)(?:\.service)?$"
+)
 
 
 def _only_shows(inv: Invocation) -> bool:
@@ -156,7 +162,11 @@ def _only_shows(inv: Invocation) -> bool:
         ) and positional[1:2] in ([], ["show"], ["list"], ["ls"])  # fmt: skip
     if n in ("systemctl", "service"):
         verbs = [a for a in positional if a in _SERVICE_VERBS]
-        return bool(verbs) and all(_NAME.match(a) for a in positional)
+        return (
+            bool(verbs)
+            and all(_NAME.match(a) for a in positional)
+            and not any(_ROUTING_UNITS.match(a) for a in positional)
+        )
     if n in ("docker", "podman", "crictl"):
         return positional[:1] != [] and positional[0] in _CONTAINER_LOOKS and not any(
             a in ("-H", "--host", "--context", "-c") or a.startswith(("--host=", "--context="))
