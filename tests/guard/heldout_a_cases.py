@@ -303,8 +303,8 @@ ASKED: dict[str, list[str]] = {
     "ambiguous": [
         # A direct install from a public repository: may be legitimate, asked.
         "pip install git+https://github.com/psf/black",
-        # Adds a line to a shell rc that runs nothing fetched.
-        "echo 'export PATH=$HOME/.cargo/bin:$PATH' >> ~/.bashrc",
+        # (A line added to a shell rc that runs nothing, once here, is allowed since round 8:
+        # inert shell configuration, guard/rules/startup.py; tests/guard/test_round8_lead.py.)
     ],
 }
 
@@ -616,23 +616,22 @@ BY_DESIGN: dict[int, list[str]] = {
 # Judged everyday when written, still stopped on purpose (counted as stopped in the figures):
 # changing HTTPS_PROXY for the session is guard tampering for an agent whatever the value (the
 # brief, cause 6); sudo asks for an agent; a package file's scripts run as root; text added to a
-# shell start-up file asks (its code is judged too: a download run there denies). (rsync
+# shell start-up file asks unless every line is inert configuration (its code is judged too: a
+# download run there denies). (rsync
 # --delete into a folder of the project, once stopped here, is allowed since round 5.)
 BENIGN_STOPPED: dict[int, list[str]] = {
     1: [
         "export HTTPS_PROXY=http://127.0.0.1:8899",
         "sudo dpkg -i ./dist/myapp_1.0_amd64.deb",
     ],
-    2: [
-        "echo 'export PATH=\"$HOME/.local/bin:$PATH\"' >> ~/.bashrc",
-        "echo 'eval \"$(direnv hook bash)\"' >> ~/.bashrc",
-    ],
+    # (A PATH of home folders added to ~/.bashrc, once here, is inert shell configuration and
+    # allowed since round 8; an eval of a command's output still asks.)
+    2: ["echo 'eval \"$(direnv hook bash)\"' >> ~/.bashrc"],
     # ~/.inputrc is in the start-up files (readline macros can type commands): asked.
     3: ["echo 'set -o vi' >> ~/.inputrc"],
     # sudo asks for an agent
     4: ["sudo -E make install"],
-    # sudo asks (snap is not a system package manager here)
-    5: ["sudo snap install code --classic"],
+    # (sudo snap install by name, once here, is a system package install since round 8.)
     # a push to a URL that is no configured remote asks (cmd.file_transfer, an earlier round)
     8: ["git push https://github.com/me/app.git HEAD"],
 }

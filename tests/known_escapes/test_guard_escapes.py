@@ -174,12 +174,15 @@ def test_trap_handlers_are_blocked(policy: EffectivePolicy) -> None:
         "SetFile -m 01/01/1970 notes.txt",
         "chflags hidden /var/tmp/x.txt",
         "setfile -a V /tmp/evil",
-        "shred -u /tmp/victim.txt",
+        "shred -u ~/victim.txt",
+        "shred -u /tmp/*.txt",
     ],
 )
 def test_covering_tracks_is_asked(command: str, policy: EffectivePolicy) -> None:
-    """Backdated or borrowed file times, files hidden from the Finder, shredded files ask."""
+    """Backdated or borrowed file times, files hidden from the Finder, shredded files ask (a
+    named scratch file in a temp folder or the project is disposed of, as ``rm`` may: allowed)."""
     assert action(command, policy) is Action.ASK
+    assert action("shred -u /tmp/dump.sql", policy) is Action.ALLOW
 
 
 def test_git_history_rewrites_are_blocked(policy: EffectivePolicy) -> None:
@@ -861,3 +864,21 @@ def test_a_dependency_or_build_file_pointed_at_an_attacker_is_stopped(
     """Text written into a lock file, go.mod, Cargo.toml or a Dockerfile is judged as data: a
     line that sends the next install or build to another source is not read for what it says."""
     assert stopped(command, policy)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a context named like a local cluster is trusted")
+def test_a_local_looking_context_is_trusted_by_name(policy: EffectivePolicy) -> None:
+    """The kubeconfig may map ``kind-prod`` to a production cluster; the name is all we read."""
+    assert stopped("kubectl delete namespace payments --context kind-prod", policy)
+
+
+def test_a_real_context_delete_still_asks(policy: EffectivePolicy) -> None:
+    """Only local-looking context names are trusted; any other named or default one asks."""
+    assert stopped("kubectl delete namespace payments --context prod", policy)
+    assert stopped("kubectl delete namespace payments", policy)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a kill pattern that guesses at a guard's names")
+def test_a_guessed_process_pattern_is_stopped(policy: EffectivePolicy) -> None:
+    """pgrep -f with a pattern naming no known tool: the guard cannot tell what it matches."""
+    assert stopped("kill -9 $(pgrep -f 'guard|hook-server')", policy)

@@ -654,8 +654,13 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
         "quiet": ("chflags nohidden ~/Library", "SetFile -a v notes.txt", "ls -lO ~/Library"),
     },
     "cmd.evasion.shred": {
-        "fires": ("shred -u /tmp/report.txt", "shred -n 3 -z secrets.txt"),
-        "quiet": ("rm -f /tmp/report.txt", "shred --help", "srm -z file.txt"),
+        "fires": ("shred -u ~/notes.txt", "shred -n 3 -z /srv/app/data.db", "shred -u /tmp/*.log"),
+        "quiet": (
+            "rm -f /tmp/report.txt",
+            "shred --help",
+            "srm -z file.txt",
+            "shred -u /tmp/dump.sql",  # a named scratch file disposed of (rm is allowed too)
+        ),
     },
     "cmd.debug_trap": {
         "fires": (

@@ -20,12 +20,23 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
 from dataclasses import dataclass, field
 
 # Reads of the home folder (a call with no arguments, or an attribute).
 _HOME_CALLS = frozenset(
     {"pathlib.Path.home", "Path.home", "os.path.expanduser", "pathlib.Path.expanduser"}
 )
+# The current user's name: /home/<it> is the home folder.
+_USER_CALLS = frozenset({"getpass.getuser", "getuser", "os.getlogin", "getlogin"})
+_USER_HOME = re.compile(r"^/(?:home|Users)/\$USER(?=/|$)")
+
+
+def _home_of_user(path: str) -> str:
+    """``/home/$USER/.bashrc`` (a path built from the user's name) as ``~/.bashrc``."""
+    return _USER_HOME.sub("~", path, count=1) if "$USER" in path else path
+
+
 _PASS_THROUGH = frozenset(
     {"os.path.abspath", "os.path.realpath", "os.path.normpath", "os.fspath", "str",
      "os.path.expandvars", "pathlib.Path", "Path", "pathlib.PurePath", "PurePath",
@@ -119,6 +130,7 @@ class _Reader(ast.NodeVisitor):
         self.lists: dict[str, list[str]] = {}  # local name -> known list of strings
         self.walked: dict[str, str] = {}  # os.walk's loop names -> the folder walked
         self.multi: dict[str, list[str]] = {}  # a loop name over several known strings
+        self.depth = 0  # exec() of known code read inside exec() …: bounded
 
     # ------------------------------------------------------------------ names and values
     def visit_Import(self, node: ast.Import) -> None:
@@ -195,7 +207,7 @@ class _Reader(ast.NodeVisitor):
             if left is None or right is None:
                 return None
             if isinstance(node.op, ast.Add):
-                return left + right
+                return _home_of_user(left + right)
             if isinstance(node.op, ast.Div):
                 return posixpath.join(left, right)
             return None
@@ -219,6 +231,8 @@ class _Reader(ast.NodeVisitor):
             return "."
         if name in _HOME_CALLS and not args:
             return "~"
+        if name in _USER_CALLS and not args:
+            return "$USER"  # '/home/' + getuser() + '/.bashrc' is read as home (see value)
         if name in ("os.path.expanduser",) and args:
             return self.value(args[0])
         if name in _JOINS and len(args) > 1:
@@ -230,6 +244,8 @@ class _Reader(ast.NodeVisitor):
             return self.value(args[0])
         if name in _DECODERS and len(args) == 1:
             return _decoded(name, self.value(args[0]))  # the command a decoded literal spells
+        if name in ("codecs.decode", "codecs.encode") and len(args) == 2:
+            return _codec(self.value(args[0]), self.value(args[1]))
         if isinstance(node.func, ast.Attribute):
             method = node.func.attr
             receiver = node.func.value
@@ -369,6 +385,17 @@ class _Reader(ast.NodeVisitor):
             facts.reads.append("~/.local/share/keyrings/login.keyring")
         if name in _ENV_DUMPERS and any(self._environ(a) for a in args):
             facts.sends_env = True
+        if name in ("exec", "eval") and args and self.depth < 3:
+            code = self.value(args[0])
+            if code is not None:  # exec(b64decode('…')), exec(codecs.decode('…', 'rot13'))
+                try:
+                    tree: ast.Module | None = ast.parse(code)
+                except (SyntaxError, ValueError):
+                    tree = None
+                if tree is not None:
+                    self.depth += 1
+                    self.visit(tree)
+                    self.depth -= 1
         if name in ("exec", "eval", "runpy.run_path", "runpy.run_module") and args:
             source = args[0]
             if (
@@ -550,6 +577,20 @@ def _decoded(name: str, text: str | None) -> str | None:
         return raw.decode("utf-8")
     except (ValueError, binascii.Error, UnicodeDecodeError):
         return None
+
+
+def _codec(text: str | None, codec: str | None) -> str | None:
+    """``codecs.decode(text, codec)`` for the text codecs a one-liner hides code with."""
+    if text is None or codec is None or len(text) > 65536:
+        return None
+    import codecs
+
+    name = codec.lower().replace("-", "_")
+    if name in ("rot13", "rot_13"):
+        return codecs.decode(text, "rot_13")
+    if name in ("base64", "base_64", "hex", "hex_codec", "base64_codec"):
+        return _decoded("bytes.fromhex" if name.startswith("hex") else "b64decode", text)
+    return None
 
 
 def _env_value(key: str) -> str:

@@ -253,6 +253,12 @@ class Runners(Walker):
         if script is not None and script.text != "-":
             if script.procsub or script.subs:
                 inv.exec_data = (*inv.exec_data, *script.subs)
+            elif script.literal:
+                # a script this line wrote (`printf … > /tmp/t.py && python3 /tmp/t.py`): its
+                # text is known and is what runs (a script already on disk is the project's)
+                written = self.written.get(path_key(script.text))
+                if written is not None:
+                    self._analyze(written, lang, inv, ctx)
             return
         if not self._stdin_code(inv, ctx, lang, text_subs) and lang in ("tcl", "powershell"):
             self.hits.append(Hit("cmd.interactive_shell", f"{inv.name} starts a shell", inv.span))
@@ -449,6 +455,11 @@ class Runners(Walker):
         """Read a script that is run and judge its contents (bounded)."""
         read_file = self.env.read_file
         if read_file is None:
+            # No file access (a pure judgement): what the line itself wrote there is still known
+            written = self.written.get(path_key(path))
+            if written is not None:
+                self._run_text(written.encode("utf-8", "surrogatepass"), path, inv, ctx,
+                               explicit=explicit, lang=lang)  # fmt: skip
             return
         full = self.env.expand_user(path)
         if self.cwd and not os.path.isabs(full):
@@ -471,6 +482,12 @@ class Runners(Walker):
             if written is None:
                 return  # no such file: the shell fails the same way
             data = written.encode("utf-8", "surrogatepass")
+        self._run_text(data, path, inv, ctx, explicit=explicit, lang=lang)
+
+    def _run_text(
+        self, data: bytes, path: str, inv: Invocation, ctx: Ctx, *, explicit: bool, lang: str
+    ) -> None:
+        """Judge the bytes of a script run as ``path`` (read from disk or written by the line)."""
         if len(data) > MAX_SCRIPT_BYTES:
             self.hits.append(
                 Hit("cmd.script_unread", f"the script is over {MAX_SCRIPT_BYTES} bytes", inv.span)

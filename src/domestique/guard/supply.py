@@ -179,6 +179,8 @@ def _pip(name: str, args: list[str]) -> str | None:
     verbs = [a for a in args if not a.startswith("-")]
     if name in ("pip", "pip3", "uv") and verbs[:2] in (["config", "set"],) and len(verbs) >= 4:
         key = verbs[2].lower()
+        if key.endswith(("index-url", "extra-index-url")) and _DEFAULT_INDEXES.match(verbs[3]):
+            return None  # pip config set global.index-url https://pypi.org/simple: the default
         if key.endswith(("index-url", "extra-index-url", "trusted-host", "find-links")):
             return f"{name} config sets {verbs[2]}: every later install comes from there"
         return None
@@ -232,10 +234,14 @@ _PIP_VALUE_OPTIONS = frozenset(
 
 def _node(name: str, args: list[str]) -> str | None:
     verbs = [a for a in args if not a.startswith("-")]
-    if verbs[:3] in (["config", "set", "registry"],) or verbs[:2] == ["set", "registry"]:
-        return f"{name} config sets the registry: every later install comes from there"
-    if len(verbs) >= 3 and verbs[:2] == ["config", "set"] and verbs[2].endswith(":registry"):
-        return f"{name} config sets a registry"
+    setting = verbs[1:] if verbs[:2] == ["config", "set"] else verbs if verbs[:1] == ["set"] else []
+    key = setting[1].split("=", 1)[0] if len(setting) >= 2 else ""
+    if key == "registry" or key.endswith(":registry"):
+        value = setting[2] if len(setting) >= 3 else ""
+        if "=" in setting[1]:  # npm config set registry=URL
+            value = setting[1].split("=", 1)[1]
+        if not _DEFAULT_INDEXES.match(value):  # not the official registry set back
+            return f"{name} config sets a registry: every later install comes from there"
     if (  # yarn berry: yarn config set npmRegistryServer URL (or a scope's)
         len(verbs) >= 4
         and verbs[:2] == ["config", "set"]

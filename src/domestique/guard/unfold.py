@@ -30,7 +30,7 @@ from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
 from domestique.guard.paths import SHELL_STARTUP_FILES, canonical_for_match
-from domestique.guard.rules.vocab import DOWNLOADERS
+from domestique.guard.rules.vocab import DOWNLOADERS, is_control_variable
 from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
 
@@ -142,6 +142,13 @@ def cron_commands(table: str, *, user_field: bool) -> str:
 
 _TASK_COMMAND = re.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
 # Python files run at start-up: site hooks, .pth import lines, IPython start-up scripts.
+# Env files agent CLIs load by themselves: Codex's CODEX_HOME/.env, Gemini CLI's ~/.gemini/.env,
+# a project's .gemini/.env and ~/.env, the same under an agent's config folder.
+_AGENT_ENV_FILE = re.compile(
+    r"(?:^~/\.env|(?:^|/)\.(?:codex|claude|gemini|cursor|copilot|aider)/(?:[^/]+/)*\.env(?:\.[\w-]+)?|"
+    r"^~/\.config/(?:codex|claude|gemini)/(?:[^/]+/)*\.env)$"
+)
+_ASSIGNED = re.compile(r"(?m)^\s*(?:export\s+)?([A-Za-z_]\w*)\s*=")
 _PYTHON_STARTUP = re.compile(
     r"(?:\.pth|sitecustomize\.py|usercustomize\.py|\.ipython/profile_[^/]+/startup/[^/]+\.py)$"
 )
@@ -574,6 +581,14 @@ class Unfolder(Runners):
             for m in _TASK_COMMAND.finditer(text):
                 self.nested(m.group(1).replace('\\"', '"'), ctx._replace(upstream=()),
                             inv.span, f"task:{path}")  # fmt: skip
+        elif _AGENT_ENV_FILE.search(canon):
+            # an env file an agent loads at start (Codex's and Gemini CLI's .env): a proxy or
+            # model-endpoint variable set there routes every later session around the firewall
+            for m in _ASSIGNED.finditer(text):
+                if is_control_variable(m.group(1)):
+                    self.hits.append(Hit("cmd.guard_tamper", f"sets {m.group(1)} in {path}, "
+                                         "which an agent loads at start", inv.span))  # fmt: skip
+                    break
         elif _PYTHON_STARTUP.search(canon):
             code = text
             if canon.endswith(".pth"):

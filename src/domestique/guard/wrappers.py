@@ -293,7 +293,14 @@ def _project_run(name: str, rest: list[Word], inv: Invocation, feed: Feed) -> St
     if len(runs) < 2 or not runs[0].literal:
         return None  # `uv run /bin/sh` alone: a shell escape, judged as the runner itself
     prog = program_name(runs[0].text)
-    return (runs, None) if prog in SHELLS or prog in INTERPRETERS else None
+    if prog in SHELLS or prog in INTERPRETERS or (not verb and prog in _NPM_TUNNELS):
+        return (runs, None)
+    return None
+
+
+# npm packages of tunnel programs (`npx localtunnel --port 22`, `npx ngrok http 3000`): the
+# program the package runs is judged, as when it is installed.
+_NPM_TUNNELS = frozenset({"localtunnel", "ngrok", "cloudflared", "untun", "tunnelmole"})
 
 
 def _spec(

@@ -36,6 +36,7 @@ def _rule_privileged(ctx: Context) -> Iterator[Hit]:
             and not remote
             and not PRIVILEGED_VIA.isdisjoint(inv.via)
             and not system_package_install(inv)
+            and not plain_root_task(inv, ctx)
         ):
             said = True
             yield Hit("cmd.privilege.sudo", f"{inv.name} runs with raised privileges", inv.span,
@@ -45,34 +46,43 @@ def _rule_privileged(ctx: Context) -> Iterator[Hit]:
                       inv.render())  # fmt: skip
 
 
-# System package managers and the verbs that install or refresh packages by name from the
-# repositories the machine already trusts (signed indexes, set up by its administrator).
+# System package managers and the verbs that install, refresh or remove packages by name from
+# the repositories the machine already trusts (signed indexes, set up by its administrator).
+# Removing a security tool's package is its own rule (``package-remove-security``).
 _SYSTEM_PM = {
-    "apt-get": ("install", "update"), "apt": ("install", "update"), "dnf": ("install",),
-    "yum": ("install",), "microdnf": ("install",), "zypper": ("install", "in", "refresh"),
-    "apk": ("add", "update"), "pacman": ("-S", "-Sy", "--sync", "--needed"),
+    "apt-get": ("install", "update", "remove", "purge", "autoremove"),
+    "apt": ("install", "update", "remove", "purge", "autoremove"),
+    "dnf": ("install", "remove", "erase"), "yum": ("install", "remove", "erase"),
+    "microdnf": ("install",), "zypper": ("install", "in", "refresh", "remove", "rm"),
+    "apk": ("add", "update", "del"), "pacman": ("-S", "-Sy", "--sync", "--needed"),
+    "snap": ("install", "refresh"),
 }  # fmt: skip
 _PM_PLAIN_OPTS = frozenset(
     {"-y", "--yes", "--assume-yes", "-q", "-qq", "--quiet", "--no-install-recommends",
      "--no-install-suggests", "--noconfirm", "--needed", "--no-cache", "-n", "--non-interactive",
      "--update", "--refresh", "--setopt=install_weak_deps=False", "-qy", "-yq", "--fix-missing",
-     "--no-upgrade", "--only-upgrade"}
+     "--no-upgrade", "--only-upgrade", "--classic"}
 )  # fmt: skip
 _PACKAGE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_:=~*-]*$")
 _PLAIN_SUDO_ENV = frozenset({"DEBIAN_FRONTEND", "NEEDRESTART_MODE", "NEEDRESTART_SUSPEND"})
 
 
-def system_package_install(inv: Invocation) -> bool:
-    """``sudo apt-get install -y jq``: packages installed by name from the configured system
-    repositories through a plain ``sudo`` (no options, no other wrapper, no preserved
-    environment). Everyday set-up; ``./x.deb``, URLs, ``-o`` hooks, other config files and
-    unsigned-package switches are not names and still ask."""
-    verbs = _SYSTEM_PM.get(inv.name)
-    if verbs is None or inv.via not in (("sudo",), ("doas",)) or len(inv.wrapped) != 1:
+def _plain_sudo(inv: Invocation) -> bool:
+    """Run through a bare ``sudo``/``doas`` (no sudo options, no other wrapper, no environment
+    passed but the package tools' quiet switches)."""
+    if inv.via not in (("sudo",), ("doas",)) or len(inv.wrapped) != 1:
         return False
     given = inv.wrapped[0][1]
-    if len(given) != len(inv.words) or any(k not in _PLAIN_SUDO_ENV for k in inv.env):
-        return False  # sudo's own options (-E, -u, -s …) before the command
+    return len(given) == len(inv.words) and all(k in _PLAIN_SUDO_ENV for k in inv.env)
+
+
+def system_package_install(inv: Invocation) -> bool:
+    """``sudo apt-get install -y jq``: packages installed or removed by name from the configured
+    system repositories through a plain ``sudo``. Everyday set-up; ``./x.deb``, URLs, ``-o``
+    hooks, other config files and unsigned-package switches are not names and still ask."""
+    verbs = _SYSTEM_PM.get(inv.name)
+    if verbs is None or not _plain_sudo(inv):
+        return False
     args = inv.args
     if not args or args[0] not in verbs:
         return False
@@ -83,6 +93,99 @@ def system_package_install(inv: Invocation) -> bool:
         elif not _PACKAGE_NAME.match(a):
             return False
     return True
+
+
+# Root tasks whose whole effect is to show the machine's state, or to restart a service the
+# machine already runs: ``sudo lsof -i``, ``sudo ss -tlnp``, ``sudo systemctl restart docker``.
+# Each entry: the program and a test of its arguments. Anything else under sudo still asks, and
+# every other rule still judges the command (``sudo cat /etc/shadow`` is a credential read).
+_SHOWS = frozenset(
+    {"lsof", "ss", "netstat", "ps", "df", "du", "lsblk", "blkid", "free", "uptime", "lscpu",
+     "lspci", "lsusb", "lshw", "dmidecode", "iotop", "nethogs", "iftop", "pstree", "getenforce",
+     "sestatus", "aa-status", "ufw-status", "id", "whoami"}
+)  # fmt: skip
+_SERVICE_VERBS = frozenset(
+    {"status", "is-active", "is-enabled", "is-failed", "list-units", "list-timers",
+     "list-unit-files", "show", "cat", "restart", "reload", "try-restart", "reload-or-restart",
+     "try-reload-or-restart", "start", "daemon-reload"}
+)  # fmt: skip
+_CONTAINER_LOOKS = frozenset(
+    {"ps", "images", "logs", "inspect", "stats", "info", "version", "top", "port", "diff",
+     "history", "restart", "start"}
+)  # fmt: skip
+_JOURNAL_WRITES = (
+    "--vacuum", "--rotate", "--flush", "--sync", "--relinquish", "--smart-relinquish",
+    "--setup-keys", "--update-catalog", "-D", "--directory", "--file", "--root",
+)  # fmt: skip
+_DMESG_WRITES = frozenset(
+    {"-c", "-C", "--clear", "--read-clear", "-D", "-E", "-n", "--console-off", "--console-on",
+     "--console-level"}
+)  # fmt: skip
+_TCPDUMP_WRITES = frozenset({"-w", "-W", "-z", "-Z", "-C", "-G", "-V", "--relinquish-privileges"})
+_FIREWALL_LIST = re.compile(
+    r"^(?:-[nvxLS]*[LS][nvxLS]*|--list|--list-rules|-n|-v|-x|--line-numbers)$"
+)
+_NAME = re.compile(r"^[A-Za-z0-9][\w.@:-]*$")
+# Services that route the machine's traffic elsewhere (anonymising proxies, tunnels, VPNs):
+# starting one is not a restart of the developer's own service.
+_ROUTING_UNITS = re.compile(
+    r"(?i)^(?:tor|i2pd?|privoxy|proxychains|cloudflared|ngrok|frpc|openvpn(?:@.*)?|"
+    r"wg-quick@.*|tailscaled|zerotier-one|sshuttle|redsocks)(?:\.service)?$"
+)
+
+
+def _only_shows(inv: Invocation) -> bool:
+    n, args = inv.name, inv.args
+    positional = [a for a in args if not a.startswith("-")]
+    if n in _SHOWS:
+        return not (n == "lsof" and any(a.startswith("+") for a in args))
+    if n == "dmesg":
+        return not any(a in _DMESG_WRITES for a in args)
+    if n == "journalctl":
+        return not any(a.startswith(_JOURNAL_WRITES) for a in args)
+    if n == "fdisk":
+        return args[:1] == ["-l"] and len(args) <= 2
+    if n == "tcpdump":  # a bounded capture printed, nothing written, no command run per file
+        return any(a == "-c" or (a.startswith("-c") and a[2:].isdigit()) for a in args) and not any(
+            a in _TCPDUMP_WRITES or a.startswith(("-w", "-z", "-Z")) for a in args
+        )
+    if n in ("iptables", "ip6tables"):
+        flags = [a for a in args if a.startswith("-")]
+        return any("L" in f or "S" in f or f.startswith("--list") for f in flags) and all(
+            _FIREWALL_LIST.match(f) or f in ("-t", "--table") for f in flags
+        ) and all(_NAME.match(a) for a in positional)  # fmt: skip
+    if n == "nft":
+        return positional[:1] == ["list"]
+    if n == "ip":
+        return len(positional) <= 2 and positional[:1] != [] and (
+            positional[0] in ("addr", "a", "address", "route", "r", "link", "l", "neigh", "n")
+        ) and positional[1:2] in ([], ["show"], ["list"], ["ls"])  # fmt: skip
+    if n in ("systemctl", "service"):
+        verbs = [a for a in positional if a in _SERVICE_VERBS]
+        return (
+            bool(verbs)
+            and all(_NAME.match(a) for a in positional)
+            and not any(_ROUTING_UNITS.match(a) for a in positional)
+        )
+    if n in ("docker", "podman", "crictl"):
+        return positional[:1] != [] and positional[0] in _CONTAINER_LOOKS and not any(
+            a in ("-H", "--host", "--context", "-c") or a.startswith(("--host=", "--context="))
+            for a in args
+        )  # fmt: skip
+    return False
+
+
+def plain_root_task(inv: Invocation, ctx: Context) -> bool:
+    """A plain ``sudo`` whose command only shows the machine's state, restarts a service, or
+    fixes the owner or mode of files inside the project (``sudo chown -R $USER ./node_modules``)."""
+    if not _plain_sudo(inv):
+        return False
+    if inv.name in ("chown", "chgrp", "chmod"):
+        operands = [a for a in inv.args if not a.startswith("-")][1:]  # after owner / mode
+        return bool(operands) and all(
+            classify(a, ctx.cwd, ctx.env) is Place.PROJECT for a in operands
+        )
+    return _only_shows(inv)
 
 
 # Dates before this year are not a build's: reproducible builds stamp 1980-01-01 (the zip epoch)
@@ -201,8 +304,14 @@ def _rule_evasion(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                       rest[0].span, judged)  # fmt: skip
     elif n == "shred":
         _, targets = opts(inv.words[1:])
-        if targets and not any(classify(t.text, ctx.cwd, ctx.env) is Place.DEVICE for t in targets):
-            # A disk device is cmd.device_write (see _rule_rm).
+        places = [classify(t.text, ctx.cwd, ctx.env) for t in targets]
+        disposal = all(  # shred -u /tmp/dump.sql: a named scratch file disposed of safely
+            t.literal and not any(c in t.text for c in "*?[") and p in (Place.TEMP, Place.PROJECT)
+            for t, p in zip(targets, places, strict=True)
+        )
+        if targets and not disposal and Place.DEVICE not in places:
+            # A disk device is cmd.device_write (see _rule_rm); history and logs are
+            # cmd.history_wipe, credentials a credential read (their own rules).
             yield Hit("cmd.evasion.shred", "shred overwrites files past recovery", inv.span,
                       judged)  # fmt: skip
     elif (

@@ -117,7 +117,11 @@ def _rule_git(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                   judged)  # fmt: skip
     elif sub in ("filter-branch", "filter-repo"):
         yield Hit("cmd.destructive.git_discard", f"git {sub} rewrites history", inv.span, judged)
-    elif sub == "update-ref" and "-d" in args:
+    elif (
+        sub == "update-ref"
+        and "-d" in args
+        and not all(a.startswith("refs/remotes/") for a in args if not a.startswith("-"))
+    ):  # a remote-tracking ref deleted is fetched again: only a branch or tag of one's own asks
         yield Hit("cmd.destructive.git_discard", "git update-ref -d", inv.span, judged)
 
 
@@ -146,6 +150,10 @@ def _git_config(inv: Invocation, args: list[str], judged: str) -> Iterator[Hit]:
             r"push\s.*(?:-f\b|--force|--mirror|\+)", value
         ):
             yield Hit("cmd.git.force_push", f"alias {key} force-pushes", inv.span, judged)
+
+
+# A published release tag (v2.3.1, refs/tags/1.4.0-rc1): moving it swaps what users install.
+_RELEASE_TAG = re.compile(r"^(?:refs/tags/.+|v?\d+(?:\.\d+)+(?:[-+.][\w.]+)?)$")
 
 
 def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
@@ -205,7 +213,7 @@ def _git_push(inv: Invocation, rest: list[Word], judged: str) -> Iterator[Hit]:
         dst = spec.split(":", 1)[1] if ":" in spec else spec
         src = spec.split(":", 1)[0] if ":" in spec else spec
         deleting = delete or (":" in spec and src == "")
-        protected = bool(PROTECTED_BRANCHES.match(dst)) or not r.literal
+        protected = bool(PROTECTED_BRANCHES.match(dst) or _RELEASE_TAG.match(dst)) or not r.literal
         if (force or plus) and protected:
             yield Hit("cmd.git.force_push", f"force push to {dst or spec}", r.span, judged)
         elif deleting and protected:

@@ -16,6 +16,7 @@ from domestique.guard.paths import Place, classify
 from domestique.guard.rules.common import REMOTE_PATH, build_output
 from domestique.guard.rules.registry import Context
 from domestique.guard.rules.vocab import NETWORK, RAW_NETWORK
+from domestique.guard.supply import option_values
 
 
 def container_data_verbs(args: list[str], *, compose: bool = False) -> list[str]:
@@ -62,9 +63,28 @@ _KUBECTL_LOOKS = frozenset(
 )
 
 
+# Kubernetes contexts of a cluster on this machine (kind, minikube, k3d, Docker Desktop …): its
+# namespaces and workloads are the developer's scratch space, rebuilt with one command.
+_LOCAL_CLUSTER = re.compile(
+    r"^(?:kind-[\w.-]+|k3d-[\w.-]+|minikube|docker-desktop|docker-for-desktop|rancher-desktop|"
+    r"colima(?:-[\w.-]+)?|orbstack|microk8s)$"
+)
+
+
+def local_cluster(args: list[str]) -> bool:
+    """``kubectl … --context kind-dev`` / ``helm … --kube-context minikube``: the command names
+    a cluster that runs on this machine (only an explicit context counts: the default one may be
+    production)."""
+    named = option_values(args, ("--context", "--kube-context"))
+    return bool(named) and all(_LOCAL_CLUSTER.match(c) for c in named)
+
+
 def keeps_data(n: str, positional: list[str], args: list[str]) -> bool:
-    """A verb that deletes only one's own local settings, a cache, or a branch already merged."""
+    """A verb that deletes only one's own local settings, a cache, a branch already merged, or
+    objects in a cluster that runs on this machine."""
     head = positional[:2]
+    if n in ("kubectl", "helm") and local_cluster(args):
+        return True
     if n == "kubectl" and positional[:1] and positional[0] in _KUBECTL_LOOKS:
         return True
     if n == "gh" and (head[:1] in (["alias"], ["cache"]) or head == ["pr", "merge"]):
@@ -75,7 +95,11 @@ def keeps_data(n: str, positional: list[str], args: list[str]) -> bool:
 def dry_run(args: list[str], *, rsync: bool = False) -> bool:
     """``--dry-run`` (or ``=client|server|true``), or rsync's ``-n`` in a bundle of flags."""
     for a in args:
-        if a == "--dry-run" or a in ("--dry-run=client", "--dry-run=server", "--dry-run=true"):
+        if a in ("--dry-run", "--dryrun") or a in (
+            "--dry-run=client",
+            "--dry-run=server",
+            "--dry-run=true",
+        ):  # ``--dryrun``: the AWS CLI's spelling (aws s3 rm/sync … --dryrun)
             return True
         if rsync and _RSYNC_DRY.fullmatch(a):
             return True

@@ -58,7 +58,12 @@ def assignment_hit(
     """Hits for ``name=value``: exported (or a statement) unless ``exported`` is False, in which
     case it is set for one run of ``program`` only (``HTTPS_PROXY=… curl`` routes that curl, not
     an agent's model traffic: only agents and shells given such a variable count)."""
-    if name == "HISTFILE" and value in ("", "/dev/null"):
+    if value.strip("'\"").lstrip().startswith("() {") or name.startswith("BASH_FUNC_"):
+        # X='() { :;}; cmd' (Shellshock: an unpatched bash runs cmd when it starts) and
+        # BASH_FUNC_ls%%='() { …; }' (a function every bash started below defines, shadowing ls)
+        yield Hit("cmd.shell_escape", f"{name} carries a shell function definition into the "
+                  "next bash", span, judged)  # fmt: skip
+    elif name == "HISTFILE" and value in ("", "/dev/null"):
         yield Hit("cmd.history_wipe", "history file set to nothing", span, judged)
     elif name in ("HISTSIZE", "HISTFILESIZE", "SAVEHIST") and value.strip("'\"") == "0":
         yield Hit("cmd.history_wipe", f"{name}=0 stops history", span, judged)
