@@ -845,7 +845,6 @@ def test_interpreter_archiving_the_project_and_uploading_is_stopped(
     assert stopped(f'python3 -c "{code}"', policy, repo)
 
 
-@pytest.mark.xfail(strict=True, reason="open: an edit of a dependency or build file is data")
 @pytest.mark.parametrize(
     "command",
     [
@@ -858,6 +857,6 @@ def test_interpreter_archiving_the_project_and_uploading_is_stopped(
 def test_a_dependency_or_build_file_pointed_at_an_attacker_is_stopped(
     command: str, policy: EffectivePolicy
 ) -> None:
-    """Text written into a lock file, go.mod, Cargo.toml or a Dockerfile is judged as data: a
-    line that sends the next install or build to another source is not read for what it says."""
+    """Text written into a lock file, go.mod, Cargo.toml or a Dockerfile is read for the source
+    it names (round 8): a line that sends the next install or build to another source asks."""
     assert stopped(command, policy)

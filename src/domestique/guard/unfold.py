@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from domestique.guard import buildfiles
 from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.feeds import (
     RECIPE,
@@ -119,6 +120,52 @@ _CRON_FILE = re.compile(
 )
 _CRON_SPECIAL = re.compile(r"^@\w+\s+")
 _CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
+
+
+_SED_SUBST = re.compile(r"s(.)")
+_SED_TEXT = re.compile(r"(?:^|[;\n])\s*(?:\$|\d+|/[^/]*/)?\s*[aic]\\?\s*(.*?)(?=$|\n)", re.S)
+
+
+def sed_inserted(script: str) -> list[tuple[str, str]]:
+    """(pattern, text) a sed script puts into a file: each ``s`` command's pattern and
+    replacement, and the text of ``a``/``i``/``c`` commands (GNU one-line forms and ``a\\``;
+    pattern "")."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    n = len(script)
+    while i < n:
+        j = script.find("s", i)
+        if j < 0 or j + 1 >= n:
+            break
+        d = script[j + 1]
+        before = script[j - 1] if j > 0 else ""
+        if d.isalnum() or d in " \n\\" or before.isalpha() or before == "\\":
+            i = j + 1
+            continue
+        parts: list[str] = []
+        k = j + 2
+        cur = ""
+        while k < n and len(parts) < 2:
+            c = script[k]
+            if c == "\\" and k + 1 < n:
+                nxt = script[k + 1]
+                cur += nxt if nxt == d else ("\n" if nxt == "n" else c + nxt)
+                k += 2
+                continue
+            if c == d:
+                parts.append(cur)
+                cur = ""
+            else:
+                cur += c
+            k += 1
+        if len(parts) == 2:
+            out.append((parts[0], parts[1].replace("\\t", "\t")))
+        i = k
+    if not out:
+        for m in _SED_TEXT.finditer(script):
+            if m.group(1).strip():
+                out.append(("", m.group(1).replace("\\n", "\n").replace("\\t", "\t")))
+    return out
 
 
 def cron_commands(table: str, *, user_field: bool) -> str:
@@ -273,6 +320,8 @@ class Unfolder(Runners):
             self._stored_code(inv, ctx)
         if name in ("make", "gmake", "bmake") and len(words) >= 2:
             self._makefile_from_data(inv, ctx)
+        if name == "sed" and len(words) >= 3:
+            self._sed_edit(inv, ctx)
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
@@ -582,6 +631,73 @@ class Unfolder(Runners):
                 )
             if code.strip():
                 self._analyze(code, "python", inv, ctx)
+        else:
+            self._later_code(path, canon, text, inv, ctx)
+
+    def _later_code(self, path: str, canon: str, text: str, inv: Invocation, ctx: Ctx) -> None:
+        """Text written into a file a tool runs later (conftest.py, a Makefile recipe, package
+        scripts, .envrc, git hooks) is judged as that code; text that points a dependency or
+        build file at another source, or prints a CI secret, is named (:mod:`.buildfiles`)."""
+        sub = ctx._replace(upstream=())
+        for lang, code in buildfiles.code_in(canon, text):
+            if lang == "shell":
+                self.nested(code, sub, inv.span, f"run later:{path}")
+            elif code.strip():
+                self._analyze(code, lang, inv, ctx)
+        for code_name, message in buildfiles.sources_in(canon, text):
+            self.hits.append(Hit(code_name, message, inv.span, inv.render()))
+        for line in buildfiles.workflow_code(canon, text):
+            self.nested(line, sub, inv.span, f"ci:{path}")
+
+    def _sed_edit(self, inv: Invocation, ctx: Ctx) -> None:
+        """``sed -i 's#old#NEW#' FILE``, ``sed -i '$a TEXT' FILE``: the text put into each file
+        is judged as written there (see :meth:`_later_code`)."""
+        words = inv.words[1:]
+        if not any(w.text.startswith("-i") or w.text.startswith("--in-place") for w in words):
+            return
+        if not all(w.literal for w in words):
+            return
+        scripts: list[str] = []
+        files: list[str] = []
+        i = 0
+        while i < len(words):
+            t = words[i].text
+            if t in ("-e", "--expression") and i + 1 < len(words):
+                scripts.append(words[i + 1].text)
+                i += 2
+                continue
+            if t.startswith("--expression="):
+                scripts.append(t.split("=", 1)[1])
+            elif t in ("-f", "--file") or t.startswith("-"):
+                if t in ("-f", "--file"):
+                    return  # a script in a file: not read
+            elif (
+                not scripts
+                and not files
+                and not any(
+                    w.text in ("-e", "--expression") or w.text.startswith("--expression=")
+                    for w in words
+                )
+            ):
+                scripts.append(t)
+            else:
+                files.append(t)
+            i += 1
+        pairs = [p for s in scripts for p in sed_inserted(s)]
+        text = "\n".join(new for _, new in pairs)
+        if not text:
+            return
+        swapped = [
+            host for old, new in pairs for host in buildfiles.default_hosts_in(old)
+            if host not in new and new.strip()
+        ]  # fmt: skip
+        for f in files:
+            canon = canonical_for_match(f, self.cwd, self.env)
+            if swapped and buildfiles.installs_from(canon):
+                self.hits.append(Hit("cmd.untrusted_install",
+                                     f"sed replaces the registry {swapped[0]} in {f}", inv.span,
+                                     inv.render()))  # fmt: skip
+            self._later_code(f, canon, text, inv, ctx)
 
     def _ssh_remote(self, inv: Invocation, ctx: Ctx) -> None:
         """ssh HOST COMMAND…: the remote command is shell code (localhost is this machine)."""
