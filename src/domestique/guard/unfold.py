@@ -122,7 +122,7 @@ _CRON_SPECIAL = re.compile(r"^@\w+\s+")
 _CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
 
 
-_SED_SUBST = re.compile(r"s(.)")
+_PERL_IN_PLACE = re.compile(r"^-[a-zA-Z]*i")
 _SED_TEXT = re.compile(r"(?:^|[;\n])\s*(?:\$|\d+|/[^/]*/)?\s*[aic]\\?\s*(.*?)(?=$|\n)", re.S)
 
 
@@ -320,7 +320,7 @@ class Unfolder(Runners):
             self._stored_code(inv, ctx)
         if name in ("make", "gmake", "bmake") and len(words) >= 2:
             self._makefile_from_data(inv, ctx)
-        if name == "sed" and len(words) >= 3:
+        if name in ("sed", "perl") and len(words) >= 3:
             self._sed_edit(inv, ctx)
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
@@ -653,13 +653,22 @@ class Unfolder(Runners):
         """``sed -i 's#old#NEW#' FILE``, ``sed -i '$a TEXT' FILE``: the text put into each file
         is judged as written there (see :meth:`_later_code`)."""
         words = inv.words[1:]
-        if not any(w.text.startswith("-i") or w.text.startswith("--in-place") for w in words):
-            return
         if not all(w.literal for w in words):
             return
         scripts: list[str] = []
         files: list[str] = []
-        i = 0
+        if inv.name == "perl":  # perl -pi -e 's#old#NEW#' FILE: sed's substitution, in place
+            if not any(_PERL_IN_PLACE.match(w.text) for w in words):
+                return
+            for k, w in enumerate(words):
+                if w.text.startswith("-") and not w.text.startswith("--"):
+                    if w.text.endswith("e") and k + 1 < len(words):
+                        scripts.append(words[k + 1].text)
+                elif k == 0 or words[k - 1].text[:1] != "-" or not words[k - 1].text.endswith("e"):
+                    files.append(w.text)
+        elif not any(w.text.startswith(("-i", "--in-place")) for w in words):
+            return
+        i = len(words) if inv.name == "perl" else 0
         while i < len(words):
             t = words[i].text
             if t in ("-e", "--expression") and i + 1 < len(words):

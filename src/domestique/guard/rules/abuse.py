@@ -82,6 +82,10 @@ def _far_words(inv: Invocation, ctx: Context) -> list[str]:
     ]  # fmt: skip
 
 
+def _fed_by_xargs(inv: Invocation) -> bool:
+    return any(name == "xargs" for name, _ in inv.wrapped)
+
+
 def _line_reaches_far(ctx: Context) -> bool:
     """Some command of the line names the home folder or the system (the list a loop walks:
     ``for f in $(find ~ -type f)``)."""
@@ -109,10 +113,15 @@ def _ransom(ctx: Context) -> Iterator[Hit]:
                 return
         elif n == "truncate" and "find" not in inv.via and _EMPTY_SIZE.search(" ".join(inv.args)):
             far = [t for t in _far_words(inv, ctx) if _MANY.search(t)]
-            if far:
-                yield Hit("cmd.destructive.ransom", f"truncate empties every file of {far[0]}",
+            if far or (_fed_by_xargs(inv) and _line_reaches_far(ctx)):
+                where = far[0] if far else "a search of home or the system"
+                yield Hit("cmd.destructive.ransom", f"truncate empties every file of {where}",
                           inv.span, inv.render())  # fmt: skip
                 return
+        elif n in ("shred", "srm", "wipe") and _fed_by_xargs(inv) and _line_reaches_far(ctx):
+            yield Hit("cmd.destructive.ransom", f"{n} overwrites every file a search of home or "
+                      "the system lists", inv.span, inv.render())  # fmt: skip
+            return
     # encrypt, then delete the same name: `gpg -c "$f"; rm "$f"` in a loop over home
     encrypted = {
         w.text.strip("\"'") for inv in invs if inv.name in _ENCRYPTORS and _encrypts(inv)
@@ -128,7 +137,8 @@ def _ransom(ctx: Context) -> Iterator[Hit]:
             if t not in encrypted:
                 continue
             place = classify(t, ctx.cwd, ctx.env)
-            if place in _FAR or ((place is Place.VARIABLE or "$" in t) and _line_reaches_far(ctx)):
+            listed = place is Place.VARIABLE or "$" in t or "{}" in t  # a loop's or xargs' item
+            if place in _FAR or (listed and _line_reaches_far(ctx)):
                 yield Hit("cmd.destructive.ransom",
                           f"files encrypted and then deleted ({inv.name} {t})", inv.span,
                           inv.render())  # fmt: skip
