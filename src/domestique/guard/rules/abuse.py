@@ -32,8 +32,9 @@ _MINING = re.compile(
 def _rule_mining_pool(inv: Invocation, ctx: Context) -> Iterator[Hit]:
     """Any program pointed at a mining pool, or given a miner's options."""
     joined = " ".join(inv.args)
-    if "stratum" not in joined and "-" not in joined:
-        return
+    low = joined.lower()
+    if not ("stratum" in low or "--donate" in low or "--coin" in low or "-a" in low):
+        return  # (most invocations: no pool, no miner option, no algorithm option)
     m = _MINING.search(joined)
     if m is not None:
         yield Hit("cmd.resource_abuse", f"{inv.name} mines crypto currency ({m.group().strip()})",
