@@ -302,3 +302,117 @@ def foreign_image(ref: str) -> str | None:
     ):
         return f"{ref[:60]} (namespace {first} poses as an official image's)"
     return None
+
+
+_PERL_IN_PLACE = re.compile(r"^-[a-zA-Z]*i")
+_SED_TEXT = re.compile(r"(?:^|[;\n])\s*(?:\$|\d+|/[^/]*/)?\s*[aic]\\?\s*(.*?)(?=$|\n)", re.S)
+
+
+def sed_inserted(script: str) -> list[tuple[str, str]]:
+    """(pattern, text) a sed script puts into a file: each ``s`` command's pattern and
+    replacement, and the text of ``a``/``i``/``c`` commands (GNU one-line forms and ``a\\``;
+    pattern "")."""
+    out: list[tuple[str, str]] = []
+    i = 0
+    n = len(script)
+    while i < n:
+        j = script.find("s", i)
+        if j < 0 or j + 1 >= n:
+            break
+        d = script[j + 1]
+        before = script[j - 1] if j > 0 else ""
+        if d.isalnum() or d in " \n\\" or before.isalpha() or before == "\\":
+            i = j + 1
+            continue
+        parts: list[str] = []
+        k = j + 2
+        cur = ""
+        while k < n and len(parts) < 2:
+            c = script[k]
+            if c == "\\" and k + 1 < n:
+                nxt = script[k + 1]
+                cur += nxt if nxt == d else ("\n" if nxt == "n" else c + nxt)
+                k += 2
+                continue
+            if c == d:
+                parts.append(cur)
+                cur = ""
+            else:
+                cur += c
+            k += 1
+        if len(parts) == 2:
+            out.append((parts[0], parts[1].replace("\\t", "\t")))
+        i = k
+    if not out:
+        for m in _SED_TEXT.finditer(script):
+            if m.group(1).strip():
+                out.append(("", m.group(1).replace("\\n", "\n").replace("\\t", "\t")))
+    return out
+
+
+def in_place_edit(name: str, words: list[str]) -> tuple[list[tuple[str, str]], list[str]] | None:
+    """``sed -i SCRIPT FILE…`` / ``perl -pi -e CODE FILE…``: the (pattern, text) pairs the edit
+    puts into the files, and the files; None when it edits nothing in place (or reads its
+    script from a file)."""
+    scripts: list[str] = []
+    files: list[str] = []
+    if name == "perl":  # perl -pi -e 's#old#NEW#' FILE: sed's substitution, in place
+        if not any(_PERL_IN_PLACE.match(w) for w in words):
+            return None
+        for k, w in enumerate(words):
+            if w.startswith("-") and not w.startswith("--"):
+                if w.endswith("e") and k + 1 < len(words):
+                    scripts.append(words[k + 1])
+            elif k == 0 or words[k - 1][:1] != "-" or not words[k - 1].endswith("e"):
+                files.append(w)
+    elif not any(w.startswith(("-i", "--in-place")) for w in words):
+        return None
+    i = len(words) if name == "perl" else 0
+    while i < len(words):
+        t = words[i]
+        if t in ("-e", "--expression") and i + 1 < len(words):
+            scripts.append(words[i + 1])
+            i += 2
+            continue
+        if t.startswith("--expression="):
+            scripts.append(t.split("=", 1)[1])
+        elif t in ("-f", "--file") or t.startswith("-"):
+            if t in ("-f", "--file"):
+                return None  # a script in a file: not read
+        elif (
+            not scripts
+            and not files
+            and not any(w in ("-e", "--expression") or w.startswith("--expression=") for w in words)
+        ):
+            scripts.append(t)
+        else:
+            files.append(t)
+        i += 1
+    return [p for s in scripts for p in sed_inserted(s)], files
+
+
+# Cron tables: their commands run on schedule (judged as shell where they are written).
+CRON_FILE = re.compile(
+    r"(?:^|/)(?:etc/crontab|etc/cron\.d/[^/]+|var/spool/cron/(?:crontabs/)?[^/]+)$"
+)
+_CRON_SPECIAL = re.compile(r"^@\w+\s+")
+_CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
+
+
+def cron_commands(table: str, *, user_field: bool) -> str:
+    """The commands of a cron table, one a line (schedules, variables and comments dropped)."""
+    out: list[str] = []
+    for raw in table.replace("\\n", "\n").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or re.match(r"^[A-Za-z_]\w*=", line):
+            continue
+        rest = (
+            _CRON_SPECIAL.sub("", line, count=1)
+            if line.startswith("@")
+            else (_CRON_SCHEDULE.sub("", line, count=1))
+        )
+        if user_field and rest:
+            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
+        if rest:
+            out.append(rest)
+    return "\n".join(out)

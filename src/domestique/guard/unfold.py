@@ -115,78 +115,6 @@ _FIND_UNFILTERED = frozenset(
 
 
 # System cron tables (a user field after the schedule) and the per-user spool (none).
-_CRON_FILE = re.compile(
-    r"(?:^|/)(?:etc/crontab|etc/cron\.d/[^/]+|var/spool/cron/(?:crontabs/)?[^/]+)$"
-)
-_CRON_SPECIAL = re.compile(r"^@\w+\s+")
-_CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
-
-
-_PERL_IN_PLACE = re.compile(r"^-[a-zA-Z]*i")
-_SED_TEXT = re.compile(r"(?:^|[;\n])\s*(?:\$|\d+|/[^/]*/)?\s*[aic]\\?\s*(.*?)(?=$|\n)", re.S)
-
-
-def sed_inserted(script: str) -> list[tuple[str, str]]:
-    """(pattern, text) a sed script puts into a file: each ``s`` command's pattern and
-    replacement, and the text of ``a``/``i``/``c`` commands (GNU one-line forms and ``a\\``;
-    pattern "")."""
-    out: list[tuple[str, str]] = []
-    i = 0
-    n = len(script)
-    while i < n:
-        j = script.find("s", i)
-        if j < 0 or j + 1 >= n:
-            break
-        d = script[j + 1]
-        before = script[j - 1] if j > 0 else ""
-        if d.isalnum() or d in " \n\\" or before.isalpha() or before == "\\":
-            i = j + 1
-            continue
-        parts: list[str] = []
-        k = j + 2
-        cur = ""
-        while k < n and len(parts) < 2:
-            c = script[k]
-            if c == "\\" and k + 1 < n:
-                nxt = script[k + 1]
-                cur += nxt if nxt == d else ("\n" if nxt == "n" else c + nxt)
-                k += 2
-                continue
-            if c == d:
-                parts.append(cur)
-                cur = ""
-            else:
-                cur += c
-            k += 1
-        if len(parts) == 2:
-            out.append((parts[0], parts[1].replace("\\t", "\t")))
-        i = k
-    if not out:
-        for m in _SED_TEXT.finditer(script):
-            if m.group(1).strip():
-                out.append(("", m.group(1).replace("\\n", "\n").replace("\\t", "\t")))
-    return out
-
-
-def cron_commands(table: str, *, user_field: bool) -> str:
-    """The commands of a cron table, one a line (schedules, variables and comments dropped)."""
-    out: list[str] = []
-    for raw in table.replace("\\n", "\n").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or re.match(r"^[A-Za-z_]\w*=", line):
-            continue
-        rest = (
-            _CRON_SPECIAL.sub("", line, count=1)
-            if line.startswith("@")
-            else (_CRON_SCHEDULE.sub("", line, count=1))
-        )
-        if user_field and rest:
-            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
-        if rest:
-            out.append(rest)
-    return "\n".join(out)
-
-
 _TASK_COMMAND = re.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
 # Python files run at start-up: site hooks, .pth import lines, IPython start-up scripts.
 _PYTHON_STARTUP = re.compile(
@@ -613,8 +541,10 @@ class Unfolder(Runners):
         canon = canonical_for_match(path, self.cwd, self.env)
         if SHELL_STARTUP_FILES.search(canon):
             self.nested(text, ctx._replace(upstream=()), inv.span, f"start-up:{path}")
-        elif _CRON_FILE.search(canon):
-            code = cron_commands(text, user_field=not canon.startswith(("var/", "/var/")))
+        elif buildfiles.CRON_FILE.search(canon):
+            code = buildfiles.cron_commands(
+                text, user_field=not canon.startswith(("var/", "/var/"))
+            )
             if code:
                 self.nested(code, ctx._replace(upstream=()), inv.span, f"cron:{path}")
         elif canon.endswith(".vscode/tasks.json") and "folderOpen" in text:
@@ -652,47 +582,10 @@ class Unfolder(Runners):
     def _sed_edit(self, inv: Invocation, ctx: Ctx) -> None:
         """``sed -i 's#old#NEW#' FILE``, ``sed -i '$a TEXT' FILE``: the text put into each file
         is judged as written there (see :meth:`_later_code`)."""
-        words = inv.words[1:]
-        if not all(w.literal for w in words):
+        edit = buildfiles.in_place_edit(inv.name, [w.text for w in inv.words[1:]])
+        if edit is None or not all(w.literal for w in inv.words[1:]):
             return
-        scripts: list[str] = []
-        files: list[str] = []
-        if inv.name == "perl":  # perl -pi -e 's#old#NEW#' FILE: sed's substitution, in place
-            if not any(_PERL_IN_PLACE.match(w.text) for w in words):
-                return
-            for k, w in enumerate(words):
-                if w.text.startswith("-") and not w.text.startswith("--"):
-                    if w.text.endswith("e") and k + 1 < len(words):
-                        scripts.append(words[k + 1].text)
-                elif k == 0 or words[k - 1].text[:1] != "-" or not words[k - 1].text.endswith("e"):
-                    files.append(w.text)
-        elif not any(w.text.startswith(("-i", "--in-place")) for w in words):
-            return
-        i = len(words) if inv.name == "perl" else 0
-        while i < len(words):
-            t = words[i].text
-            if t in ("-e", "--expression") and i + 1 < len(words):
-                scripts.append(words[i + 1].text)
-                i += 2
-                continue
-            if t.startswith("--expression="):
-                scripts.append(t.split("=", 1)[1])
-            elif t in ("-f", "--file") or t.startswith("-"):
-                if t in ("-f", "--file"):
-                    return  # a script in a file: not read
-            elif (
-                not scripts
-                and not files
-                and not any(
-                    w.text in ("-e", "--expression") or w.text.startswith("--expression=")
-                    for w in words
-                )
-            ):
-                scripts.append(t)
-            else:
-                files.append(t)
-            i += 1
-        pairs = [p for s in scripts for p in sed_inserted(s)]
+        pairs, files = edit
         text = "\n".join(new for _, new in pairs)
         if not text:
             return
@@ -960,7 +853,7 @@ class Unfolder(Runners):
         if inv.name == "crontab":
             code = self._crontab_text(inv)
             if code:
-                code = cron_commands(code, user_field=False)
+                code = buildfiles.cron_commands(code, user_field=False)
         elif inv.name == "git":
             # git -c key=value … and git config [--global] key value
             for i, w in enumerate(words[1:], start=1):
