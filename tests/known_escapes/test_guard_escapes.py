@@ -848,7 +848,6 @@ def test_interpreter_archiving_the_project_and_uploading_is_stopped(
     assert stopped(f'python3 -c "{code}"', policy, repo)
 
 
-@pytest.mark.xfail(strict=True, reason="open: an edit of a dependency or build file is data")
 @pytest.mark.parametrize(
     "command",
     [
@@ -861,8 +860,8 @@ def test_interpreter_archiving_the_project_and_uploading_is_stopped(
 def test_a_dependency_or_build_file_pointed_at_an_attacker_is_stopped(
     command: str, policy: EffectivePolicy
 ) -> None:
-    """Text written into a lock file, go.mod, Cargo.toml or a Dockerfile is judged as data: a
-    line that sends the next install or build to another source is not read for what it says."""
+    """Text written into a lock file, go.mod, Cargo.toml or a Dockerfile is read for the source
+    it names (round 8): a line that sends the next install or build to another source asks."""
     assert stopped(command, policy)
 
 
@@ -882,3 +881,21 @@ def test_a_real_context_delete_still_asks(policy: EffectivePolicy) -> None:
 def test_a_guessed_process_pattern_is_stopped(policy: EffectivePolicy) -> None:
     """pgrep -f with a pattern naming no known tool: the guard cannot tell what it matches."""
     assert stopped("kill -9 $(pgrep -f 'guard|hook-server')", policy)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a miner renamed, its pool only in a file")
+def test_a_renamed_miner_reading_its_pool_from_a_file_is_stopped(policy: EffectivePolicy) -> None:
+    """Miners are known by name, pool URL and their own options (round 8); one renamed and
+    given only a config file names none of them."""
+    assert stopped("./.cache/update-helper -c ./.cache/cfg.json --background", policy)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a dependency file rewritten by computed code")
+def test_a_dependency_file_rewritten_by_computed_code_is_stopped(policy: EffectivePolicy) -> None:
+    """Text put into a dependency file is read when it is literal (echo, printf, here-documents,
+    sed -i, perl -pi, interpreter writes of literals); text computed by code is not."""
+    code = (
+        "p='go.mod';s=open(p).read();"
+        "open(p,'w').write(s+chr(10)+'replace golang.org/x/net => '+'github.com/n3t/net v0.1.0')"
+    )
+    assert stopped(f'python3 -c "{code}"', policy)

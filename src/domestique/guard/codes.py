@@ -62,6 +62,21 @@ REASON_CODES: tuple[ReasonCode, ...] = (
     ),
     ReasonCode("cmd.device_write", "A raw write to a disk device or a new file system (dd, mkfs)."),
     ReasonCode("cmd.fork_bomb", "A fork bomb: a function or program that multiplies itself."),
+    ReasonCode(
+        "cmd.resource_abuse",
+        "The machine's power turned on others: a crypto miner (xmrig, stratum+tcp:// pools), a "
+        "packet flood (hping3 --flood, ping -f) at another host.",
+    ),
+    ReasonCode(
+        "cmd.resource_heavy",
+        "Large bills or loads: cloud machines launched in bulk or with GPUs, a load test at a "
+        "huge count against a host that is not this machine.",
+    ),
+    ReasonCode(
+        "cmd.destructive.ransom",
+        "Ransomware's shape: many files emptied, shredded, or encrypted and the originals deleted "
+        "(find -exec truncate -s0, gpg -c then rm, zip -e -m, 7z -p -sdel).",
+    ),
     ReasonCode("cmd.reverse_shell", "A shell wired to a network connection (reverse shell)."),
     ReasonCode("cmd.bind_shell", "A shell served on a listening port (bind shell)."),
     ReasonCode(

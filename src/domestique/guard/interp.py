@@ -30,7 +30,10 @@ _AWK_PIPE = re.compile(r"(" + _STR + r")\s*\|\s*getline|\|\s*&?\s*(" + _STR + r"
 _DELETE_TREE = re.compile(
     r"(?:\b(?:shutil\.rmtree|rmtree|FileUtils\.(?:rm_rf|rm_r|remove_dir|remove_entry(?:_secure)?)|"
     r"fs\.(?:rm|rmdir|promises\.rm)|rimraf|remove_tree|Deno\.remove(?:Sync)?)|\.rmSync|\.rmdirSync)"
-    r"\s*\(?\s*(?:glob\s*\(\s*)?(" + _STR + r")"
+    r"\s*\(?\s*(?:glob\s*\(\s*)?(" + _STR + r")|"
+    # julia rm(p, recursive=true), R unlink(p, recursive = TRUE), Tcl file delete -force p
+    r"\b(?:rm|unlink)\s*\(\s*(" + _STR + r")\s*[,;][^)]*\brecursive\s*=\s*(?:true|TRUE|T)\b|"
+    r"\bfile\s+delete\s+(?:-force\s+)?(?:--\s+)?(" + _STR + r"|~\S*|\$(?:::)?env\(HOME\)\S*)"
 )
 _DELETE_FILE = re.compile(
     r"\b(?:os\.(?:remove|unlink|rmdir|removedirs)|unlink|FileUtils\.rm|File\.delete|"
@@ -41,7 +44,10 @@ _DOWNLOAD = re.compile(
     r"LWP::|HTTP::Tiny|getstore|Net::HTTP|open-uri|URI\.open|fetch\s*\(|https?\.get|axios|"
     r"file_get_contents\s*\(\s*['\"]https?:|curl_exec|wget|http\.request|socket\.http|"
     r"require\(\s*['\"](?:node:)?https?['\"]\s*\)|Net::HTTP|LWP::UserAgent|Faraday|HTTParty|"
-    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient)|"
+    r"Invoke-WebRequest|Invoke-RestMethod|\biwr\b|\birm\b|DownloadString|DownloadFile|WebClient|"
+    # R download.file(), julia download() / Downloads.download, R source()/url() of a URL
+    r"download\.file\s*\(|\bdownload\s*\(\s*['\"]https?:|Downloads\.download|"
+    r"\b(?:source|url|include)\s*\(\s*['\"]https?:)|"
     # a string that is itself a download command (awk's `"curl -s URL" | getline`)
     r"['\"]\s*(?:curl|wget)\s[^'\"\n]*(?:https?|ftp)://"
 )
@@ -57,11 +63,21 @@ _RUNS_FILE = re.compile(
     + r")|\b(?:include|require)(?:_once)?\s*\(?\s*((?:'|\")/[^'\"\n]*(?:'|\"))|"
     r"\b(?:dofile|loadfile)\s*\(\s*(" + _STR + r")"
 )
-_TCL_EXEC = re.compile(r"(?:^|[;\[\n{])\s*exec\s+(?:--\s+)?([^\]\n;}]+)")
+_TCL_EXEC = re.compile(r"(?:^|[;\[\n{])\s*(?:exec|spawn)\s+(?:--\s+)?([^\]\n;}]+)")
+_SYSTEM2 = re.compile(
+    r"\bsystem2\s*\(\s*("
+    + _STR
+    + r")\s*,\s*(?:args\s*=\s*)?c\(\s*("
+    + _STR
+    + r"(?:\s*,\s*"
+    + _STR
+    + r")*)\s*\)"
+)
 _TCL_ENV = re.compile(r"\$(?:::)?env\((\w+)\)")
 _URL = re.compile(r"\bhttps?://|\bftp://")
 _EXEC_DATA = re.compile(
     r"\(\s*eval\s*\)|\bnew\s+Function\b|\bvm\.runIn\w*|"
+    r"\b(?:source|include)\s*\(\s*(?:download|url\b|['\"]https?:)|\beval\s*\(\s*parse\s*\(|"
     r"(?<![.\w])(?:exec|eval|compile|instance_eval|class_eval|Function|runpy|"
     r"__import__\(['\"]os['\"]\)|load)\s*\(|"
     # deserialisers that run code (pickle, marshal, dill, unsafe YAML)
@@ -133,7 +149,8 @@ _HOME_EXPR = re.compile(
     r"\bENV\.fetch\(\s*['\"]HOME['\"]\s*\)|\bDir\.home\b|"
     r"\bFile\.expand_path\(\s*['\"]~['\"]\s*\)|\bgetenv\(\s*['\"]HOME['\"]\s*\)|"
     r"\$_SERVER\[\s*['\"]HOME['\"]\s*\]|\$_ENV\[\s*['\"]HOME['\"]\s*\]|"
-    r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
+    r"\bDeno\.env\.get\(\s*['\"]HOME['\"]\s*\)|\bSys\.getenv\(\s*['\"]HOME['\"]\s*\)|"
+    r"\b(?:path\.expand|normalizePath|expanduser)\(\s*['\"]~/?['\"]\s*\)|\bos\.getenv\(\s*['\"]HOME['\"]\s*\)|"
     r"\bos\.UserHomeDir\(\)|\bENVIRON\[\s*\"HOME\"\s*\]|\bBun\.env\.HOME\b|\bBun\.env\[\s*['\"]HOME['\"]\s*\]"
 )
 # Home read inside a double-quoted string (perl "$ENV{HOME}", ruby "#{Dir.home}"): the text "~".
@@ -152,6 +169,8 @@ _CONST = re.compile(
 _CONCAT = re.compile(
     r"(['\"])((?:(?!\1)[^\"\\\n])*)\1\s*(?:\+|\.\.?)\s*(['\"])((?:(?!\3)[^\"\\\n])*)\3"
 )  # "a" + "b" (js, python), "a" . "b" (perl, php), "a" .. "b" (lua)
+# R's paste("a", "b") is "a b", paste0("a", "b") is "ab"
+_R_PASTE = re.compile(r"\bpaste(0?)\(\s*\"([^\"\\\n]*)\"\s*,\s*\"([^\"\\\n]*)\"\s*\)")
 # awk joins strings written side by side: "rm -rf " "~"
 _AWK_CONCAT = re.compile(r"\"([^\"\\\n]*)\"[ \t]+\"([^\"\\\n]*)\"(?=\s*[;)}\n])")
 # A listing of home (after normalize_code) and a delete of a name in the same code: the loop
@@ -229,11 +248,14 @@ def normalize_code(code: str) -> str:
     out = _HOME_EXPR.sub('"~"', code) if _HOME_EXPR.search(code) is not None else code
     if "(" in out:
         out = _QUOTED_LITERAL.sub(lambda m: m.group(1), out)
-    if out is code and _CONST.search(code) is None:
+    if out is code and _CONST.search(code) is None and "paste" not in code:
         return code
     for _ in range(4):
         folded = _CONCAT.sub(lambda m: '"' + m.group(2) + m.group(4) + '"', out)
         folded = _AWK_CONCAT.sub(lambda m: '"' + m.group(1) + m.group(2) + '"', folded)
+        folded = _R_PASTE.sub(
+            lambda m: '"' + m.group(2) + ("" if m.group(1) else " ") + m.group(3) + '"', folded
+        )
         for m in _CONST.finditer(folded):
             # const h = "~"; rmSync(h) -> rmSync("~"): a name bound once to a literal
             name = re.escape(m.group(1))
@@ -332,7 +354,15 @@ def analyze(code: str, lang: str) -> CodeFacts:
         for m in _AWK_PIPE.finditer(code):
             token = m.group(1) or m.group(2)
             facts.shell.append(_literal(token))
-    facts.delete_trees = [_literal(m.group(1)) for m in _DELETE_TREE.finditer(code)]
+    for m in _SYSTEM2.finditer(code):
+        argv = [_literal(m.group(1)), *_strings(m.group(2))]
+        facts.shell.append(" ".join(_quote(x) for x in argv))
+    facts.delete_trees = [
+        _literal(next(g for g in m.groups() if g is not None))
+        if next(g for g in m.groups() if g is not None)[:1] in "'\""
+        else _TCL_ENV.sub("~", next(g for g in m.groups() if g is not None))
+        for m in _DELETE_TREE.finditer(code)
+    ]
     if '"~' in code and _LISTS_HOME.search(code) and _DELETES_NAME.search(code):
         facts.delete_trees.append("~/*")  # each entry of home, deleted by name
     facts.delete_files = [_literal(m.group(1)) for m in _DELETE_FILE.finditer(code)]

@@ -12,7 +12,7 @@ INTERPRETERS = {
     "python": "python", "pypy": "python", "perl": "perl", "ruby": "ruby", "node": "node",
     "nodejs": "node", "bun": "node", "deno": "node", "php": "php", "lua": "lua", "luajit": "lua",
     "awk": "awk", "gawk": "awk", "mawk": "awk", "nawk": "awk", "busybox-awk": "awk",
-    "rscript": "r", "osascript": "applescript", "jrunscript": "node", "jjs": "node",
+    "rscript": "r", "r": "r", "osascript": "applescript", "jrunscript": "node", "jjs": "node",
     "tclsh": "tcl", "wish": "tcl", "expect": "tcl", "irb": "ruby", "pwsh": "powershell",
     "powershell": "powershell", "groovy": "groovy", "julia": "julia", "gnuplot": "gnuplot",
     "bpftrace": "awk", "scala": "node",

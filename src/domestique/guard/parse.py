@@ -49,6 +49,10 @@ _NAMEREF_FLAG = re.compile(r"^-[a-zA-Z]*n[a-zA-Z]*$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+# Loop conditions that always hold.
+_ENDLESS = frozenset({"true", ":", "[ 1 ]", "(( 1 ))", "((1))", "/bin/true", "[ : ]"})
+
+
 class Ctx(NamedTuple):
     """How the statements being visited are run (a tuple: derived copies are cheap)."""
 
@@ -290,6 +294,8 @@ class Walker:
             self._for(node, ctx)
         elif t == "while_statement" and ctx.upstream:
             self._while_read(node, ctx)
+        elif t == "while_statement":
+            self._endless(node, ctx)
         elif t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return
         elif t in ("command_substitution", "process_substitution"):
@@ -539,6 +545,26 @@ class Walker:
                     self.vars.pop(k, None)
                 else:
                     self.vars[k] = v
+
+    def _endless(self, node: Node, ctx: Ctx) -> None:
+        """``while :; do sh -c … & done``: a loop that never ends and starts a background job
+        each round, waiting for nothing, multiplies processes without bound (a fork bomb)."""
+        start = len(self.invs)
+        self._statements(node, ctx)
+        cond = node.child_by_field_name("condition")
+        text = self._t.source(cond).strip().rstrip(";").strip() if cond is not None else ""
+        until = bool(node.children) and node.children[0].type == "until"
+        endless = text in ("false", "! :", "! true") if until else text in _ENDLESS
+        if not endless:
+            return
+        body = self.invs[start:]
+        if any(i.background for i in body) and not any(
+            not i.background and i.name in ("sleep", "wait", "read", "timeout") for i in body
+        ):
+            self.hits.append(
+                Hit("cmd.fork_bomb", "an endless loop starts a background job each round",
+                    self._span(node, ctx))
+            )  # fmt: skip
 
     def _function(self, node: Node, ctx: Ctx) -> None:
         name_node = node.child_by_field_name("name")

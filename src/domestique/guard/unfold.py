@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from domestique.guard import buildfiles
 from domestique.guard.env import NO_MACHINE, GuardEnv
 from domestique.guard.feeds import (
     RECIPE,
@@ -30,7 +31,7 @@ from domestique.guard.model import Hit, Invocation, Span, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES, Ctx, Unfolded
 from domestique.guard.paths import SHELL_STARTUP_FILES, canonical_for_match
-from domestique.guard.rules.vocab import DOWNLOADERS, is_control_variable
+from domestique.guard.rules.vocab import DOWNLOADERS
 from domestique.guard.runners import Runners, echoed, path_key
 from domestique.guard.wrappers import WRAPPERS, quote_text, unwrap
 
@@ -114,41 +115,8 @@ _FIND_UNFILTERED = frozenset(
 
 
 # System cron tables (a user field after the schedule) and the per-user spool (none).
-_CRON_FILE = re.compile(
-    r"(?:^|/)(?:etc/crontab|etc/cron\.d/[^/]+|var/spool/cron/(?:crontabs/)?[^/]+)$"
-)
-_CRON_SPECIAL = re.compile(r"^@\w+\s+")
-_CRON_SCHEDULE = re.compile(r"^(?:\S+\s+){5}")
-
-
-def cron_commands(table: str, *, user_field: bool) -> str:
-    """The commands of a cron table, one a line (schedules, variables and comments dropped)."""
-    out: list[str] = []
-    for raw in table.replace("\\n", "\n").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or re.match(r"^[A-Za-z_]\w*=", line):
-            continue
-        rest = (
-            _CRON_SPECIAL.sub("", line, count=1)
-            if line.startswith("@")
-            else (_CRON_SCHEDULE.sub("", line, count=1))
-        )
-        if user_field and rest:
-            rest = rest.split(None, 1)[1] if len(rest.split(None, 1)) > 1 else ""
-        if rest:
-            out.append(rest)
-    return "\n".join(out)
-
-
 _TASK_COMMAND = re.compile(r'"command"\s*:\s*"((?:[^"\\]|\\.)*)"')
 # Python files run at start-up: site hooks, .pth import lines, IPython start-up scripts.
-# Env files agent CLIs load by themselves: Codex's CODEX_HOME/.env, Gemini CLI's ~/.gemini/.env,
-# a project's .gemini/.env and ~/.env, the same under an agent's config folder.
-_AGENT_ENV_FILE = re.compile(
-    r"(?:^~/\.env|(?:^|/)\.(?:codex|claude|gemini|cursor|copilot|aider)/(?:[^/]+/)*\.env(?:\.[\w-]+)?|"
-    r"^~/\.config/(?:codex|claude|gemini)/(?:[^/]+/)*\.env)$"
-)
-_ASSIGNED = re.compile(r"(?m)^\s*(?:export\s+)?([A-Za-z_]\w*)\s*=")
 _PYTHON_STARTUP = re.compile(
     r"(?:\.pth|sitecustomize\.py|usercustomize\.py|\.ipython/profile_[^/]+/startup/[^/]+\.py)$"
 )
@@ -280,6 +248,8 @@ class Unfolder(Runners):
             self._stored_code(inv, ctx)
         if name in ("make", "gmake", "bmake") and len(words) >= 2:
             self._makefile_from_data(inv, ctx)
+        if name in ("sed", "perl") and len(words) >= 3:
+            self._sed_edit(inv, ctx)
         if name not in _OPENS_CODE and "/" not in head.text:
             # Most commands run no code of their own: only what they write is remembered.
             if inv.redirects or name == "tee":
@@ -571,8 +541,10 @@ class Unfolder(Runners):
         canon = canonical_for_match(path, self.cwd, self.env)
         if SHELL_STARTUP_FILES.search(canon):
             self.nested(text, ctx._replace(upstream=()), inv.span, f"start-up:{path}")
-        elif _CRON_FILE.search(canon):
-            code = cron_commands(text, user_field=not canon.startswith(("var/", "/var/")))
+        elif buildfiles.CRON_FILE.search(canon):
+            code = buildfiles.cron_commands(
+                text, user_field=not canon.startswith(("var/", "/var/"))
+            )
             if code:
                 self.nested(code, ctx._replace(upstream=()), inv.span, f"cron:{path}")
         elif canon.endswith(".vscode/tasks.json") and "folderOpen" in text:
@@ -581,14 +553,8 @@ class Unfolder(Runners):
             for m in _TASK_COMMAND.finditer(text):
                 self.nested(m.group(1).replace('\\"', '"'), ctx._replace(upstream=()),
                             inv.span, f"task:{path}")  # fmt: skip
-        elif _AGENT_ENV_FILE.search(canon):
-            # an env file an agent loads at start (Codex's and Gemini CLI's .env): a proxy or
-            # model-endpoint variable set there routes every later session around the firewall
-            for m in _ASSIGNED.finditer(text):
-                if is_control_variable(m.group(1)):
-                    self.hits.append(Hit("cmd.guard_tamper", f"sets {m.group(1)} in {path}, "
-                                         "which an agent loads at start", inv.span))  # fmt: skip
-                    break
+        elif (name := buildfiles.agent_env_control(canon, text)) is not None:
+            self.hits.append(Hit("cmd.guard_tamper", f"sets {name} in agent file {path}", inv.span))
         elif _PYTHON_STARTUP.search(canon):
             code = text
             if canon.endswith(".pth"):
@@ -597,6 +563,45 @@ class Unfolder(Runners):
                 )
             if code.strip():
                 self._analyze(code, "python", inv, ctx)
+        else:
+            self._later_code(path, canon, text, inv, ctx)
+
+    def _later_code(self, path: str, canon: str, text: str, inv: Invocation, ctx: Ctx) -> None:
+        """Text written into a file a tool runs later (conftest.py, a Makefile recipe, package
+        scripts, .envrc, git hooks) is judged as that code; text that points a dependency or
+        build file at another source, or prints a CI secret, is named (:mod:`.buildfiles`)."""
+        sub = ctx._replace(upstream=())
+        for lang, code in buildfiles.code_in(canon, text):
+            if lang == "shell":
+                self.nested(code, sub, inv.span, f"run later:{path}")
+            elif code.strip():
+                self._analyze(code, lang, inv, ctx)
+        for code_name, message in buildfiles.sources_in(canon, text):
+            self.hits.append(Hit(code_name, message, inv.span, inv.render()))
+        for line in buildfiles.workflow_code(canon, text):
+            self.nested(line, sub, inv.span, f"ci:{path}")
+
+    def _sed_edit(self, inv: Invocation, ctx: Ctx) -> None:
+        """``sed -i 's#old#NEW#' FILE``, ``sed -i '$a TEXT' FILE``: the text put into each file
+        is judged as written there (see :meth:`_later_code`)."""
+        edit = buildfiles.in_place_edit(inv.name, [w.text for w in inv.words[1:]])
+        if edit is None or not all(w.literal for w in inv.words[1:]):
+            return
+        pairs, files = edit
+        text = "\n".join(new for _, new in pairs)
+        if not text:
+            return
+        swapped = [
+            host for old, new in pairs for host in buildfiles.default_hosts_in(old)
+            if host not in new and new.strip()
+        ]  # fmt: skip
+        for f in files:
+            canon = canonical_for_match(f, self.cwd, self.env)
+            if swapped and buildfiles.installs_from(canon):
+                self.hits.append(Hit("cmd.untrusted_install",
+                                     f"sed replaces the registry {swapped[0]} in {f}", inv.span,
+                                     inv.render()))  # fmt: skip
+            self._later_code(f, canon, text, inv, ctx)
 
     def _ssh_remote(self, inv: Invocation, ctx: Ctx) -> None:
         """ssh HOST COMMAND…: the remote command is shell code (localhost is this machine)."""
@@ -850,7 +855,7 @@ class Unfolder(Runners):
         if inv.name == "crontab":
             code = self._crontab_text(inv)
             if code:
-                code = cron_commands(code, user_field=False)
+                code = buildfiles.cron_commands(code, user_field=False)
         elif inv.name == "git":
             # git -c key=value … and git config [--global] key value
             for i, w in enumerate(words[1:], start=1):

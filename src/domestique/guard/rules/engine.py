@@ -17,6 +17,7 @@ from domestique.guard.names import SHELLS
 from domestique.guard.parse import Unfolded
 from domestique.guard.paths import guard_paths
 from domestique.guard.rules import (  # noqa: F401 - imported for their registrations
+    abuse,
     escapes,
     evasion,
     files,
@@ -28,6 +29,7 @@ from domestique.guard.rules import (  # noqa: F401 - imported for their registra
     outbound,
     proxy,
     recon,
+    sources,
     staging,
     streams,
     table,
@@ -47,7 +49,7 @@ from domestique.guard.rules.vocab import NETWORK
 from domestique.guard.wrappers import PROJECT_RUNNERS, WRAPPERS
 
 _SHELL_ESCAPE_SKIP = SHELLS | escapes.SHELL_ESCAPE_OK | (WRAPPERS - PROJECT_RUNNERS)
-_ENDS_DELETER = operator.methodcaller("endswith", ("rm", "shred", "unlink"))
+_ENDS_DELETER = operator.methodcaller("endswith", ("rm", "shred", "unlink", "truncate"))
 _RULES_FOR: dict[tuple[object, ...], tuple[InvocationRule, ...]] = {}
 
 

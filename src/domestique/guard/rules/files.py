@@ -41,9 +41,8 @@ from domestique.guard.rules.scoped import (
     rsync_deploy,
     rsync_stays_local,
 )
-from domestique.guard.rules.startup import inert_shell_config
+from domestique.guard.rules.startup import configures_shell
 from domestique.guard.rules.vocab import DISK, DOWNLOADERS, READ_ONLY, TEMP_TOPS
-from domestique.guard.runners import echoed
 
 _SETGID_MODE = re.compile(r"^(?:[gugoa]*\+[rwxXt]*s[rwxXt]*|0?[2-3][0-7]{3})$")
 
@@ -293,11 +292,7 @@ def _rule_writes(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             yield Hit("cmd.guard_tamper", f"{n} changes {text}", t.span, judged)
         if n in ("cat", "grep", "ls") and not via_redirect:
             continue
-        if (
-            persistence
-            and n not in ("rm", "unlink", "shred")
-            and not _configures_shell(inv, t, ctx)
-        ):
+        if persistence and n not in ("rm", "unlink", "shred") and not configures_shell(inv, t, ctx):
             yield Hit("cmd.persistence", f"{n} writes start-up file {text}", t.span, judged)
         elif account and n not in ("cat",):
             yield Hit("cmd.privilege.accounts", f"{n} changes {text}", t.span, judged)
@@ -396,28 +391,6 @@ def _rule_chown_root(inv: Invocation, ctx: Context) -> Iterator[Hit]:
 
 def _appends(inv: Invocation, target: Word) -> bool:
     return any(r.target is target and r.op == ">>" for r in inv.redirects)
-
-
-def _configures_shell(inv: Invocation, target: Word, ctx: Context) -> bool:
-    """``echo 'export EDITOR=nvim' >> ~/.zshrc``: known text appended to a shell start-up file,
-    every line of it inert shell configuration (:mod:`.startup`). Overwriting the file, unknown
-    text, or any line that runs something keeps the persistence ask."""
-    canon = canonical_for_match(target.text, ctx.cwd, ctx.env)
-    if not target.literal or not SHELL_STARTUP_FILES.search(canon):
-        return False
-    texts: list[str | None]
-    if inv.name == "tee":
-        if not ({"-a", "--append"} & set(inv.args)) or inv.redirects:
-            return False
-        texts = [inv.stdin_text] if inv.stdin_text is not None else []
-        texts += [echoed(ctx.invs[i]) for i in inv.upstream]
-    elif _appends(inv, target):
-        texts = [echoed(inv) if inv.name in ("echo", "printf") else None]
-        if inv.name == "cat" and not inv.args:
-            texts = [inv.stdin_text]
-    else:
-        return False
-    return bool(texts) and all(t is not None and inert_shell_config(t) for t in texts)
 
 
 @rule(programs={"chown", "chgrp"}, args=True)

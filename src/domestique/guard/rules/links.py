@@ -285,6 +285,50 @@ def _extracted(inv: Invocation, saved: dict[str, tuple[str, Invocation]]) -> lis
     return [d.rstrip("/") for d in dirs if d not in (".", "./")] + [s for s in stems if s]
 
 
+_PACKAGE_INSTALLERS = frozenset({"pip", "pip3", "pipx", "uv", "npm", "pnpm", "yarn", "bun", "gem"})
+_INSTALL_VERBS = frozenset({"install", "i", "add", "inject"})
+# Where an unpacked download runs by itself: the home folder's top (its start-up files), its
+# start-up and credential folders.
+_UNPACKED_RUNS = re.compile(
+    r"^(?:~|\$HOME|\$\{HOME\})/?$|^(?:~|\$HOME|\$\{HOME\})/(?:\.ssh|\.config/(?:autostart|systemd)|"
+    r"\.local/bin|bin|\.bashrc\.d|Library/LaunchAgents)/?$"
+)
+
+
+def _downloaded_install_or_unpack(
+    inv: Invocation, saved: dict[str, tuple[str, Invocation]], ctx: Context
+) -> Hit | None:
+    """A package file the line downloaded, installed (``npm install -g ./x.tgz``, ``pip install
+    ./x.whl``: the same as installing from its URL); a download unpacked over the home folder
+    (``curl … | tar xz -C ~``: its dot-files run at the next start)."""
+    n = inv.name
+    if n in _PACKAGE_INSTALLERS:
+        ops = [w for w in inv.words[1:] if not w.text.startswith("-")]
+        if ops[:1] and ops[0].text == "pip":
+            ops = ops[1:]  # uv pip install
+        if ops and ops[0].text in _INSTALL_VERBS:
+            for w in ops[1:]:
+                if _key(w.text) in saved and saved[_key(w.text)][0] == "download":
+                    src = saved[_key(w.text)][1]
+                    why = f"{n} installs {w.text}, downloaded in the same line"
+                    shown = src.render() + " ; " + inv.render()
+                    return Hit("cmd.untrusted_install", why, span_of(src.span, inv.span), shown)
+    elif n in _EXTRACTORS or n in ("cpio",):
+        piped = [ctx.invs[i] for i in inv.upstream if downloads(ctx.invs[i])]
+        fed = piped[0] if piped else (saved_from(inv, saved) if _archives(inv, saved) else None)
+        if fed is None:
+            return None
+        args = inv.args
+        dirs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-C", "--directory", "-d")]
+        dirs += [a.split("=", 1)[1] for a in args if a.startswith("--directory=")]
+        over = [d for d in dirs if _UNPACKED_RUNS.match(d)]
+        if over:
+            why = f"a download is unpacked over {over[0]} (its start-up files run it)"
+            shown = fed.render() + " | " + inv.render()
+            return Hit("cmd.pipe_to_shell", why, span_of(fed.span, inv.span), shown)
+    return None
+
+
 _CLONE_VALUE_OPTIONS = frozenset(
     {"--depth", "-b", "--branch", "-o", "--origin", "--reference", "-c", "--config",
      "--template", "-j", "--jobs", "--filter", "--separate-git-dir", "-u", "--upload-pack",
@@ -379,6 +423,9 @@ def _rule_saved_exec(ctx: Context) -> Iterator[Hit]:
                 span_of(src.span, inv.span),
                 src.render() + " ; " + inv.render(),
             )
+        hit = _downloaded_install_or_unpack(inv, saved, ctx)
+        if hit is not None:
+            yield hit
         if downloads(inv):
             for p in _saved_paths(inv):
                 saved[p] = ("download", inv)

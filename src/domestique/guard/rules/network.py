@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from domestique.guard import flows, supply
-from domestique.guard.model import Hit, Invocation, Word
+from domestique.guard.model import Hit, Invocation, Word, program_name
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.paths import (
     CREDENTIAL_FILES,
@@ -38,10 +38,12 @@ from domestique.guard.rules.registry import Context, line_rule, position, rule
 from domestique.guard.rules.scoped import (
     CONTAINER_TOOLS,
     container_env_file,
+    names_only,
     plain_container_run,
     transfer_operands,
 )
 from domestique.guard.rules.vocab import DOWNLOADERS, LOOK_ONLY, NAME_LOOKUPS, RAW_NETWORK
+from domestique.guard.runners import echoed
 from domestique.sensitive_paths import is_env_file
 
 _NET_SHELL_NAMES = frozenset(
@@ -65,6 +67,13 @@ def _rule_net_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
         )
         if execs:
             listen = "l" in flags or "--listen" in flags
+            loopback = _loopback_exec(inv)
+            if loopback == "harmless":
+                return  # an echo service on this machine only (`ncat -l 127.0.0.1 9 -e /bin/cat`)
+            if loopback == "program":
+                yield Hit("cmd.remote_access", f"{n} serves a program on this machine only",
+                          inv.span, judged)  # fmt: skip
+                return
             yield Hit(
                 "cmd.bind_shell" if listen else "cmd.reverse_shell",
                 f"{n} runs a program for the connection",
@@ -92,10 +101,95 @@ def _rule_net_shell(inv: Invocation, ctx: Context) -> Iterator[Hit]:
                   judged)  # fmt: skip
 
 
+# Programs that only echo or print what they are given: served on loopback they open nothing.
+_ECHO_PROGRAMS = frozenset(
+    {"cat", "echo", "date", "true", "false", "printf", "rev", "tr", "wc", "head", "tail", "sort",
+     "uniq", "hostname", "uptime", "od", "hexdump"}
+)  # fmt: skip
+_NC_VALUED = frozenset(
+    {
+        "-p",
+        "-s",
+        "-w",
+        "-i",
+        "-o",
+        "-x",
+        "-g",
+        "-G",
+        "-m",
+        "-d",
+        "-q",
+        "--proxy",
+        "--allow",
+        "--deny",
+        "--source",
+        "--wait",
+        "--idle-timeout",
+        "--output",
+        "--max-conns",
+        "--delay",
+        "--source-port",
+        "--proxy-type",
+    }
+)
+_LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
+
+
+def _loopback_exec(inv: Invocation) -> str:
+    """``nc``/``ncat`` running a program (``-e``/``--exec PROG``) with every host operand on
+    loopback: "harmless" when the program only prints, "program" for another program that is no
+    shell or interpreter; "" otherwise (a shell, shell code, a remote host, every address)."""
+    words = inv.words[1:]
+    program = ""
+    hosts: list[str] = []
+    i = 0
+    while i < len(words):
+        t = words[i].text
+        if t in ("-e", "--exec") and i + 1 < len(words):
+            program = words[i + 1].text
+            i += 2
+            continue
+        if t.startswith("--exec="):
+            program = t.split("=", 1)[1]
+        elif t in ("-c", "--sh-exec", "--lua-exec") or t.startswith(("--sh-exec", "--lua-exec")):
+            return ""  # shell or Lua code
+        elif t in _NC_VALUED:
+            i += 1  # and its value
+        elif not t.startswith("-") and not t.isdigit():
+            hosts.append(t.lower())
+        i += 1
+    if (
+        not program
+        or not hosts
+        or not all(h in _LOOPBACK_HOSTS or h.startswith("127.") for h in hosts)
+    ):
+        return ""
+    parts = program.split()
+    name = program_name(parts[0]) if parts else ""
+    if name in SHELLS or name in INTERPRETERS or name in _NET_SHELL_NAMES:
+        return ""
+    return "harmless" if name in _ECHO_PROGRAMS and len(parts) == 1 else "program"
+
+
 _UPLOAD_FLAGS = frozenset({"-T", "--upload-file", "--post-file", "--body-file"})
 
 
-_TRANSFER_NAMES = frozenset({"scp", "rsync", "sftp", "curl", "wget", "wget2", "http", "xh"})
+# Clients that read commands (put, mput …) from a script on stdin.
+_FTP_CLIENTS = frozenset(
+    {"sftp", "ftp", "lftp", "ncftp", "tnftp", "pftp", "yafc", "tftp", "smbclient"}
+)
+_TRANSFER_NAMES = frozenset({"scp", "rsync", "curl", "wget", "wget2", "http", "xh"}) | _FTP_CLIENTS
+_PUT_LINE = re.compile(r"(?m)^\s*(?:put|reput|mput|send|append|mirror\s+(?:-R|--reverse))\b(.*)$")
+
+
+def _ftp_script(inv: Invocation, ctx: Context) -> str | None:
+    """The commands an ftp-family client reads on stdin: a here-document, a here-string, or
+    the text an echo/printf pipes into it."""
+    if inv.stdin_text is not None:
+        return inv.stdin_text
+    texts = [echoed(ctx.invs[i]) for i in inv.upstream if i < len(ctx.invs)]
+    known = [t for t in texts if t is not None]
+    return "\n".join(known) if known else None
 
 
 @rule(programs=_TRANSFER_NAMES)
@@ -118,9 +212,20 @@ def _rule_file_transfer(inv: Invocation, ctx: Context) -> Iterator[Hit]:
             yield Hit("cmd.file_transfer", f"{n} copies local files to {paths[-1].split(':')[0]}",
                       inv.span, inv.render())  # fmt: skip
         return
-    if n == "sftp":
-        if inv.stdin_text and re.search(r"(?m)^\s*(?:put|reput|mput)\b", inv.stdin_text):
-            yield Hit("cmd.file_transfer", "sftp uploads files", inv.span, inv.render())
+    if n in _FTP_CLIENTS:
+        script = _ftp_script(inv, ctx)
+        puts = list(_PUT_LINE.finditer(script)) if script else []
+        if not puts:
+            return
+        local = [t for m in puts for t in m.group(1).split() if not t.startswith("-")]
+        creds = [
+            t for t in local
+            if CREDENTIAL_FILES.search(canonical_for_match(t, ctx.cwd, ctx.env))
+        ]  # fmt: skip
+        if creds:
+            yield Hit("cmd.exfiltration", f"{n} uploads {creds[0]}", inv.span, inv.render())
+        else:
+            yield Hit("cmd.file_transfer", f"{n} uploads files", inv.span, inv.render())
         return
     hosts = flows.hosts_of(inv.args)
     if hosts and all(flows.loopback(h) for h in hosts):
@@ -290,7 +395,8 @@ def cred_words(inv: Invocation, ctx: Context) -> list[Word]:
         if name == "xargs":
             candidates += [ws[i + 1] for i, w in enumerate(ws[:-1]) if w.text in _XARGS_FILE]
     # A look-only program still reads what is redirected into it (ssh host 'cat > x' < key).
-    words = [] if look_only else inv.words[1:]
+    # tee writes its operands (`… | tee -a .env.local`): what it prints is its stdin, not them.
+    words = [] if look_only or inv.name == "tee" else inv.words[1:]
     skip_next = False
     for i, w in enumerate(words):
         if skip_next:
@@ -481,44 +587,10 @@ def _rule_credentials(ctx: Context) -> Iterator[Hit]:
                     return
         return
     for idx, w in ctx.cred_reads:
-        if _DOTENV.search(w.text) and _names_only(ctx, idx):
+        if names_only(ctx, idx, w.text):
             continue
         yield Hit("cmd.credential_read", f"reads credential file {w.text}", w.span,
                   invs[idx].render())  # fmt: skip
-
-
-# A dotenv file: one NAME=value per line (a PEM key has lines without "=", printed whole by cut).
-_DOTENV = re.compile(r"(?:^|/)(?:\.env(?:\.[\w-]+)?|[\w-]+\.env)$")
-
-
-def _drops_values(inv: Invocation) -> bool:
-    """``cut -d= -f1``, ``awk -F= '{print $1}'``, ``sed 's/=.*//'``: only what is before the
-    first ``=`` of each line comes out (the names of a ``.env`` file, not its values)."""
-    args = inv.args
-    if inv.name == "cut":
-        joined = " ".join(args)
-        return bool(_CUT_NAMES.fullmatch(joined))
-    if inv.name in ("awk", "gawk", "mawk"):
-        program = args[1:2] if args[:1] == ["-F="] else args[2:3] if args[:2] == ["-F", "="] else []
-        return bool(program) and program[0].replace(" ", "") == "{print$1}"
-    if inv.name == "sed":
-        return len(args) in (1, 2) and args[0] in ("s/=.*//", "s/=.*$//")
-    return False
-
-
-_CUT_NAMES = re.compile(r"(?:-d ?['\"]?=['\"]? -f ?1|-f ?1 -d ?['\"]?=['\"]?)(?: \S+)?")
-
-
-def _names_only(ctx: Context, idx: int) -> bool:
-    """Is what ``invs[idx]`` reads from a credential file cut down to the names before ``=``
-    (by the command itself or by every stage it pipes into), and written nowhere?"""
-    inv = ctx.invs[idx]
-    if any(r.writes for r in inv.redirects):
-        return False
-    if _drops_values(inv):
-        return True
-    downstream = [o for o in ctx.invs if idx in o.upstream]
-    return bool(downstream) and all(_drops_values(o) for o in downstream)
 
 
 _PYTHON_NAMES = frozenset(n for n, lang in INTERPRETERS.items() if lang == "python")

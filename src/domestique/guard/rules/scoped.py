@@ -290,3 +290,37 @@ def plain_container_run(inv: Invocation) -> bool:
             if token.rsplit("/", 1)[-1] in _CONTAINER_SENDERS or "/dev/tcp" in token:
                 return False
     return True
+
+
+# A dotenv file: one NAME=value per line (a PEM key has lines without "=", printed whole by cut).
+_DOTENV = re.compile(r"(?:^|/)(?:\.env(?:\.[\w-]+)?|[\w-]+\.env)$")
+
+
+def _drops_values(inv: Invocation) -> bool:
+    """``cut -d= -f1``, ``awk -F= '{print $1}'``, ``sed 's/=.*//'``: only what is before the
+    first ``=`` of each line comes out (the names of a ``.env`` file, not its values)."""
+    args = inv.args
+    if inv.name == "cut":
+        joined = " ".join(args)
+        return bool(_CUT_NAMES.fullmatch(joined))
+    if inv.name in ("awk", "gawk", "mawk"):
+        program = args[1:2] if args[:1] == ["-F="] else args[2:3] if args[:2] == ["-F", "="] else []
+        return bool(program) and program[0].replace(" ", "") == "{print$1}"
+    if inv.name == "sed":
+        return len(args) in (1, 2) and args[0] in ("s/=.*//", "s/=.*$//")
+    return False
+
+
+_CUT_NAMES = re.compile(r"(?:-d ?['\"]?=['\"]? -f ?1|-f ?1 -d ?['\"]?=['\"]?)(?: \S+)?")
+
+
+def names_only(ctx: Context, idx: int, path: str) -> bool:
+    """Is what ``invs[idx]`` reads from the dotenv file ``path`` cut down to the names before ``=``
+    (by the command itself or by every stage it pipes into), and written nowhere?"""
+    inv = ctx.invs[idx]
+    if not _DOTENV.search(path) or any(r.writes for r in inv.redirects):
+        return False
+    if _drops_values(inv):
+        return True
+    downstream = [o for o in ctx.invs if idx in o.upstream]
+    return bool(downstream) and all(_drops_values(o) for o in downstream)

@@ -25,9 +25,13 @@ from __future__ import annotations
 import re
 import shlex
 
+from domestique.guard.model import Invocation, Word
 from domestique.guard.names import INTERPRETERS, SHELLS
 from domestique.guard.parse import CODE_VARIABLES
+from domestique.guard.paths import SHELL_STARTUP_FILES, canonical_for_match
+from domestique.guard.rules.registry import Context
 from domestique.guard.rules.vocab import DOWNLOADERS, TEMP_TOPS, is_control_variable
+from domestique.guard.runners import echoed
 
 # Variables a program reads as a loader, interpreter or tool switch, a trust setting, history,
 # a prompt (expanded at every prompt) or a cloud or agent setting: never inert.
@@ -176,3 +180,25 @@ def _inert_alias(name: str, raw: str) -> bool:
 
 
 _PLAIN_SWITCH = re.compile(r"^--?[\w-]+(?:=[\w.,-]+)?$")
+
+
+def configures_shell(inv: Invocation, target: Word, ctx: Context) -> bool:
+    """``echo 'export EDITOR=nvim' >> ~/.zshrc``: known text appended to a shell start-up file,
+    every line of it inert shell configuration (:mod:`.startup`). Overwriting the file, unknown
+    text, or any line that runs something keeps the persistence ask."""
+    canon = canonical_for_match(target.text, ctx.cwd, ctx.env)
+    if not target.literal or not SHELL_STARTUP_FILES.search(canon):
+        return False
+    texts: list[str | None]
+    if inv.name == "tee":
+        if not ({"-a", "--append"} & set(inv.args)) or inv.redirects:
+            return False
+        texts = [inv.stdin_text] if inv.stdin_text is not None else []
+        texts += [echoed(ctx.invs[i]) for i in inv.upstream]
+    elif any(r.target is target and r.op == ">>" for r in inv.redirects):
+        texts = [echoed(inv) if inv.name in ("echo", "printf") else None]
+        if inv.name == "cat" and not inv.args:
+            texts = [inv.stdin_text]
+    else:
+        return False
+    return bool(texts) and all(t is not None and inert_shell_config(t) for t in texts)
