@@ -75,6 +75,8 @@ QUIET = [
     '# a potential {..., "access_token": "attacker\'s AT"} input being leaked\n',
     # a snake_case name passed on as an argument
     "get_connection(\n    username=auth_user,\n    password=auth_password,\n    fail=f,\n)",
+    # a string joined to a name, read from its closing quote on (minified script)
+    'if(u+1>=s.length)throw new Error("Missing value for key: "+s[u]);i.set(s[u],s[u+1])\n',
     # documentation's code blocks introduced as an example
     (
         "The following is an example ``settings.py`` snippet defining two\n"
@@ -112,6 +114,8 @@ FOUND = [
     ("https://api.example.org/v1/items?token=Zq8Xv2Lm9Pk3Rt7Ws1Nb\n", "secret.generic_secret"),
     # an unquoted random value with no call after it
     ("api_key = Zq8Xv2Lm9Pk3Rt7Ws1Nb\n", "secret.generic_secret"),
+    # a quoted token that opens with a plus sign
+    ('api_key: "+Zq8Xv2Lm9Pk3Rt7Ws1Nb"\n', "secret.generic_secret"),
     # a real key body and a BEGIN line pasted without its body
     (
         "-----BEGIN RSA PRIVATE KEY-----\n" + REAL_KEY_BODY + "-----END RSA PRIVATE KEY-----\n",

@@ -116,7 +116,10 @@ def _about_the_field(value: str) -> bool:
 
 
 _PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
-_ACROSS_QUOTES_RE = re2.compile(r"^\s*(?:[)\]}][,;.?:)\]}]|%\}|\}\}|%>)")
+# (also a string joined to a name read from the closing quote on: "...for key: "+s[u]);)
+_ACROSS_QUOTES_RE = re2.compile(
+    r"^\s*(?:[)\]}][,;.?:)\]}]|%\}|\}\}|%>|\+[ \t]*[A-Za-z_$][\w$.]*[\[()])"
+)
 _SCRIPT_RE = re2.compile(
     r"\}=|\}\)|=>|\)\{|^[A-Za-z_$][\w$.]*\?[A-Za-z_$!]|^[a-z][a-z\-]*(?:\([^)]*\))?\{[a-z\-]+(?::|$)|"
     r"^\*{1,2}[A-Za-z_][\w.]*$"
