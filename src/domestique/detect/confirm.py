@@ -51,6 +51,17 @@ _PLACEHOLDER_RE = re2.compile(
     # a URL of a host and a path of words and versions (a specification's namespace); a path
     # with a generated piece (a webhook's) is not this
     r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/(?:[A-Za-z]+(?:[._\-][A-Za-z]+)*|v?\d+(?:\.\d+)*))*/?$|"
+    # the same with a fragment, a format field or word pieces that end in a number (an RFC's
+    # section, a profile's version: /html/rfc6749#section-6, /v1/token, sts.{}), or cut by a
+    # line continuation's backslash
+    r"^https?://[A-Za-z0-9.\-]*(?:\{\}[A-Za-z0-9.\-]*)?(?::\d+)?"
+    r"(?:/(?:[A-Za-z]+\d{0,4}|\d+)(?:[._\-](?:[A-Za-z]+\d{0,4}|\d+))*)*/?"
+    r"(?:#(?:[A-Za-z]+\d{0,4}|\d+)(?:[._\-](?:[A-Za-z]+\d{0,4}|\d+))*)?\\?$|"
+    # a template tag (Django's and Jinja's {% translate 'Change password' %}, ERB's <%= %>)
+    r"^\{%|^<%|"
+    # a YAML anchor (&default_token), a C address (&__pyx_type_x), a query's empty value read
+    # into the next parameter (token=&lang=zh_CN)
+    r"^&[A-Za-z_][A-Za-z0-9_]*(?:=[^&\s]*)?$|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
     r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
     r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.\-]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
@@ -59,11 +70,14 @@ _PLACEHOLDER_RE = re2.compile(
     r"token|string|str|bytes|required|optional|empty|n/?a|tbd|test|abc123|123456|1234|foo|bar|"
     r"baz|qux|foobar|xyz|pass|passwd|pwd|pw|user|username|login|text)[!?:]?$|"
     # a version or a version range (a package's, "minipass": "^2.2.1")
-    r"^[~^<>=!]{0,2}[ \t]*v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]{1,12})?$|"
+    r"^[~^<>=!]{0,2}[ \t]*v?\d+(?:\.\d+){1,3}(?:[-+][0-9A-Za-z.]{1,12})?"
+    # ... or several, as a lock file writes them ("minipass": "^5.0.0 || ^6.0.2 || ^7.0.0")
+    r"(?:[ \t]*(?:\|\||,)?[ \t]*[~^<>=!]{0,2}[ \t]*v?\d+(?:\.\d+){1,3}"
+    r"(?:[-+][0-9A-Za-z.]{1,12})?)*$|"
     # a log's mask (Rails' [FILTERED])
     r"^\[(?:filtered|redacted|hidden|masked|removed|omitted|sensitive|secret)\]$|"
     r"^(?:some|my|the|a|an)[_\-](?:pass|passwd|password|pwd|secret|token|key|api[_\-]?key)$|"
-    r"^some(?:pass|passwd|password|pwd|secret|token|key)$|"
+    r"^some(?:pass|passwd|password|pwd|secret|token|key)$|^(?:my|new|old)(?:password|secret)$|"
     # positional format fields and separators only: '{}:{}', '{0}@{1}'
     r"^[^A-Za-z0-9{}]*(?:\{\d*\}[^A-Za-z0-9{}]*)+$)"
 )
@@ -73,6 +87,10 @@ _FIELD_WORDS_RE = re.compile(
 
 
 _WORD_PART_SPLIT_RE = re.compile(r"[-/]")
+_FORM_VERBS = frozenset(
+    {"enter", "set", "change", "reset", "confirm", "repeat", "retype", "choose", "create",
+     "update", "forgot", "show", "hide", "current", "new", "old", "verify"}
+)  # fmt: skip
 
 
 def _about_the_field(value: str) -> bool:
@@ -80,6 +98,14 @@ def _about_the_field(value: str) -> bool:
     must be at least 8 characters", "Enter your password", "Resource owner password-based"),
     not its value."""
     words = value.split()
+    if len(words) == 2:
+        # two words, letters only, the field's after a form's verb, or ending in a prompt's
+        # colon: a label or a prompt ("Set Password", "Enter password: "), not a value ("fancy
+        # password" may be one)
+        bare = [w.strip(".,:;!?'\"()") for w in words]
+        if not (all(w.isalpha() for w in bare) and _FIELD_WORDS_RE.match(bare[1])):
+            return False
+        return bare[0].lower() in _FORM_VERBS or value.rstrip().endswith(":")
     if len(words) < 3:
         return False
     return any(
@@ -90,7 +116,10 @@ def _about_the_field(value: str) -> bool:
 
 
 _PROSE_WORD_RE = re2.compile(r"^[A-Za-z][a-z]*(?:['\x{2019}][a-z]+)?[.,;:!?]?$")
-_ACROSS_QUOTES_RE = re2.compile(r"^\s*(?:[)\]}][,;.?:)\]}]|%\}|\}\}|%>)")
+# (also a string joined to a name read from the closing quote on: "...for key: "+s[u]);)
+_ACROSS_QUOTES_RE = re2.compile(
+    r"^\s*(?:[)\]}][,;.?:)\]}]|%\}|\}\}|%>|\+[ \t]*[A-Za-z_$][\w$.]*[\[()])"
+)
 _SCRIPT_RE = re2.compile(
     r"\}=|\}\)|=>|\)\{|^[A-Za-z_$][\w$.]*\?[A-Za-z_$!]|^[a-z][a-z\-]*(?:\([^)]*\))?\{[a-z\-]+(?::|$)|"
     r"^\*{1,2}[A-Za-z_][\w.]*$"
@@ -101,7 +130,9 @@ _PATH_RE = re2.compile(
     r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/){2,}[A-Za-z0-9_.\-]*$|"
     # a key or certificate file (/certs/server.key, keys/app.pem)
     r"^(?:~|\.{1,2})?/?(?:[A-Za-z0-9_.\-]+/)+[A-Za-z0-9_\-]+\."
-    r"(?:key|pem|crt|cer|der|p12|pfx|jks|keystore|asc|gpg|pub|json|txt|env)$"
+    r"(?:key|pem|crt|cer|der|p12|pfx|jks|keystore|asc|gpg|pub|json|txt|env)$|"
+    # an absolute path of lower-case names (a volume's mount point: ../../allauth:/code/allauth)
+    r"^/[a-z][a-z0-9_.\-]*(?:/[a-z][a-z0-9_.\-]*)+/?$"
 )
 # Values that are code referring to a secret, not the secret (env lookups, calls, attributes).
 _CODE_REF_RE = re2.compile(
@@ -149,6 +180,8 @@ def looks_like_placeholder(value: str) -> bool:
     bare = value.rstrip(":;,.")
     if "\u2022\u2022\u2022" in value:
         return True  # masked for display (sk_live_••••••••XOft): bullets are no key's characters
+    if "|" in value and "||" not in value and _alternatives_stand_in(value):
+        return True  # syntax notation: key=value|ns_key=value
     return bool(
         found(_PLACEHOLDER_RE, value)
         or example_token(bare)
@@ -158,6 +191,16 @@ def looks_like_placeholder(value: str) -> bool:
         or example_password(bare)
         or placeholder_phrase(bare)
     )
+
+
+_SETTING_PREFIX_RE = re.compile(r"^[A-Za-z_.]+=")
+
+
+def _alternatives_stand_in(value: str) -> bool:
+    """True when every alternative of ``a|b`` (a setting's name before ``=`` dropped) is a
+    placeholder: syntax notation (``value|ns_key=value``), not a value."""
+    parts = [_SETTING_PREFIX_RE.sub("", p, count=1) for p in value.split("|")]
+    return all(p and found(_PLACEHOLDER_RE, p) for p in parts)
 
 
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
@@ -204,6 +247,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
         # script (u}=this.props, i=>s=>{, e.crossOrigin?t.credentials=), a CSS rule
         # (before{content:), an unpacked argument (*LITERAL_TOKENS)
         return True
+    if not quoted and _NUMBERED_FIELD_RE.match(value) and _reads_like_name(value):
+        return True  # a form's second field passed on: password: password1, newPassword2
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:
@@ -219,6 +264,31 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # A name has words (newPassword, PyLong_FromSsize_t, DB_PASS); letters in random case
     # (TtdDyJXzUUbUZZsTWNW) are a generated value, not a variable.
     return not has_digit and _reads_like_name(value)
+
+
+# A name of words before the field's word and a number (newPassword2, new_password1; a bare
+# password1 may be the value itself).
+_NUMBERED_FIELD_RE = re.compile(
+    r"^(?:[a-z]+_|[a-z]+(?=[A-Z]))+(?:password|passwd|pwd|pass|secret|token|key|"
+    r"Password|Passwd|Pwd|Pass|Secret|Token|Key)\d{1,2}$"
+)
+# An operator before the value that compares it or reads a member of the name (C's and PHP's
+# ->): with an unquoted name after it, code (password1 != password2, x_password->tp_getattro).
+_OPERATOR_END_RE = re.compile(r"(?:!==?|===?|->)[ \t]*$")
+_BARE_NAME_RE = re.compile(r"^[A-Za-z_$][\w$]*[:;,)]?$")
+
+
+def compares_names(whole: str, value: str, quoted: bool) -> bool:
+    """True when ``value`` is an unquoted name after a comparison (``!=``, ``==``, ``!==``) or
+    a member access (``->``): two variables compared, a field read, no literal assigned."""
+    if not _BARE_NAME_RE.match(value):
+        return False
+    k = whole.rfind(value)
+    if k <= 0:
+        return False
+    if whole.endswith("->", 0, k):
+        return True  # (the ">" of "->" is what made the value read as quoted)
+    return not quoted and _OPERATOR_END_RE.search(whole, 0, k) is not None
 
 
 # A type in an annotation: a class name (OAuth2PasswordRequestForm, OneLogin_Saml2_Auth) or a
@@ -314,7 +384,15 @@ def names_itself(whole: str, value: str, *, exact: bool = False) -> bool:
     if exact:
         return value in candidates
     v = _NOT_ALNUM.sub("", value.lower())
-    return bool(v) and any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
+    if not v:
+        return False
+    folded = _NOT_ALNUM.sub("", name.lower())
+    if len(v) >= 3 and folded.endswith(v) and _FIELD_END_RE.search(folded[: -len(v)]):
+        return True  # an enumeration's member named by the field and the value: PASSWORDMD5: 'md5'
+    return any(_NOT_ALNUM.sub("", c.lower()) == v for c in candidates)
+
+
+_FIELD_END_RE = re.compile(r"(?:password|passwd|pass|pwd|secret|token|key)$")
 
 
 # A URL's user and host (scheme://user:password@host), a pair's user line (DB_USER: app).
@@ -396,6 +474,32 @@ def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
         b += 1
     token = text[a:b].rstrip(".:")
     return len(token) >= e - a and found(_RESOURCE_ID_RE, token)
+
+
+# What follows a value that makes it code: a call or a subscript of an unquoted name
+# (_X509Supplier(...), _XRegExp$exec2[0]), a union of types after a class name
+# (Ed25519PrivateKey | Ed448PrivateKey); after a quoted item of a "name", "item" pair, the
+# next item of a list or a key of a dict ("password1", "password2"; "autofocus": True).
+_CALLED_RE = re.compile(r"[(\[]")
+_UNION_NEXT_RE = re.compile(r"[ \t]*\|[ \t]*[A-Za-z_]")
+_TYPE_NAME_RE = re.compile(r"[A-Z_][A-Za-z0-9_]*$")  # matched at the value (no ^)
+_PAIR_HEAD_RE = re.compile(r"^[\"'][^\"'\r\n]*[\"'][ \t]*,[ \t]*$")
+_LIST_NEXT_RE = re.compile(r"[ \t]*(?::|,[ \t]*[\"'])")
+
+
+def read_as_code(text: str, ms: int, s: int, e: int) -> bool:
+    """True when the text right after the value ``text[s:e]`` (of a match starting at ``ms``)
+    makes it code rather than a literal: a call, a subscript or a type union after an unquoted
+    name; a list of names or a dict's next key after a quoted item of a ``"name", "item"``
+    pair (a list of three or more names is no name and its value)."""
+    quote = text[s - 1] if s > 0 else ""
+    if quote not in ('"', "'", "`"):
+        if e < len(text) and _CALLED_RE.match(text, e):
+            return True
+        return bool(_TYPE_NAME_RE.match(text, s, e) and _UNION_NEXT_RE.match(text, e))
+    if not (text.startswith(quote, e) and _PAIR_HEAD_RE.match(text[ms : s - 1])):
+        return False
+    return _LIST_NEXT_RE.match(text, e + 1) is not None
 
 
 class CompiledRule:
@@ -580,6 +684,7 @@ def confirm(
                     if (
                         not reading[2]
                         or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                        or (rule.reference_filter and read_as_code(text, ms, s, e))
                         or (rule.example_filter and shown_as_example(text, s, e))
                     ):
                         continue
@@ -600,6 +705,7 @@ def confirm(
             if (
                 not ok
                 or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                or (rule.reference_filter and read_as_code(text, ms, s, e))
                 or (rule.example_filter and shown_as_example(text, s, e))
             ):
                 continue
@@ -710,7 +816,9 @@ def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
         return False
     if rule.reference_filter and looks_like_code_reference(value, quoted):
         return False
-    if rule.reference_filter and names_itself(whole, value):
+    if rule.reference_filter and (
+        names_itself(whole, value) or compares_names(whole, value, quoted)
+    ):
         return False
     if crule.names_values and (
         names_itself(whole, value, exact=True) or spelled_from_user(whole, value)

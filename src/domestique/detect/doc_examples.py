@@ -136,11 +136,75 @@ def inside_made_up_literal(text: str, start: int) -> bool:
     return False
 
 
+# A code block's opening: a reStructuredText paragraph ending in "::" or a code directive
+# (``.. code-block:: python``), a Markdown fence with a language (a closing fence has none).
+_RST_OPENER_RE = re.compile(r"(?:::[ \t]*|^[ \t]*\.\.[ \t]+(?:code-block|code|sourcecode)::.*)$")
+_FENCE_OPENER_RE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[ \t]*[A-Za-z][\w+\-]*[ \t]*$")
+_BLOCK_LINES = 80
+_INTRO_LINES = 6
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def in_introduced_block(text: str, start: int) -> bool:
+    """True when ``text[start]`` is in a code block (reStructuredText's indented literal block
+    after ``::`` or a code directive, a Markdown fence with a language) whose introducing
+    paragraph says it is an example ("This example is for PostgreSQL::", "Let's consider
+    another sample configuration. Here are the settings::")."""
+    a = _line_start(text, start)
+    end = text.find("\n", start)
+    indent = _indent(text[a : end if end >= 0 else len(text)])  # the block's least, so far
+    floor = max(0, start - _MAX_REACH)
+    for _ in range(_BLOCK_LINES):
+        if a <= floor:
+            return False
+        b = a - 1
+        a = _line_start(text, b)
+        line = text[a:b]
+        if _FENCE_OPENER_RE.match(line):
+            return _intro_says_example(text, a, floor)
+        if _BLANK_RE.match(line):
+            continue
+        here = _indent(line)
+        if here < indent and _RST_OPENER_RE.search(line):
+            if line.lstrip().startswith(".."):
+                return _intro_says_example(text, a, floor)
+            return _intro_says_example(text, b + 1, floor)
+        if here == 0:
+            return False  # back at the text's margin without an opener: no block
+        indent = min(indent, here)
+    return False
+
+
+def _intro_says_example(text: str, at: int, floor: int) -> bool:
+    """True when the paragraph that ends before ``at`` (blank lines above ``at`` skipped, at
+    most six lines) holds an example marker."""
+    b = at - 1
+    while b > floor:  # skip the blank lines between the paragraph and the block
+        a = _line_start(text, b)
+        if not _BLANK_RE.match(text[a:b]):
+            break
+        b = a - 1
+    lo = b
+    for _ in range(_INTRO_LINES):
+        if lo <= floor:
+            break
+        a = _line_start(text, lo)
+        if _BLANK_RE.match(text[a:lo]):
+            break
+        lo = a - 1
+    lo = max(lo, floor)
+    return b > lo and _MARKER_RE.search(text, lo, b) is not None
+
+
 def _shown_at(text: str, start: int) -> bool:
     return (
         in_doctest(text, start)
         or under_example_marker(text, start)
         or inside_made_up_literal(text, start)
+        or in_introduced_block(text, start)
     )
 
 

@@ -159,11 +159,23 @@ def _never_valid(payload_raw: bytes) -> bool:
     return isinstance(iat, (int, float)) and not isinstance(iat, bool) and exp < iat < _SECONDS_CAP
 
 
+def _jose_header(part: str) -> bool:
+    """True when ``part`` is base64url of a JSON object with an ``alg``: a JWT's header."""
+    try:
+        header = json.loads(_b64url_bytes(part))
+    except (ValueError, binascii.Error, UnicodeError, RecursionError):
+        return False
+    return isinstance(header, dict) and "alg" in header
+
+
 def not_made_up_jwt(value: str) -> bool:
-    """False for a JSON Web Token that was expired when made (see :func:`jwt_structure`), for
-    the rules that read any token after a keyword (``Authorization: Bearer eyJ...``); True for
-    every other value."""
+    """False for a JSON Web Token that was expired when made (see :func:`jwt_structure`), or
+    a token's header with a cut payload and no signature (``eyJhbGciOi….eyJzdW``, shortened
+    for a page), for the rules that read any token after a keyword (``Authorization: Bearer
+    eyJ...``); True for every other value."""
     parts = value.split(".")
+    if len(parts) == 2 and parts[0].startswith("eyJ"):
+        return not _jose_header(parts[0])  # a header, a cut payload, no signature
     if len(parts) != 3 or not parts[1].startswith("eyJ"):
         return True
     try:
@@ -431,9 +443,16 @@ _CODE_RE = re.compile(
 )
 
 
+# A lower-case name and the comma after it: an argument passed on in a call
+# (``password=auth_password,``), not a value in a file of settings.
+_PASSED_ON_RE = re.compile(r"^[a-z_][a-z0-9_]*_[a-z0-9_]+,$")
+
+
 def not_code(value: str) -> bool:
-    """False for a dotted name, a call or a subscript: code that refers to the value."""
-    return not _CODE_RE.match(value.strip().rstrip(",;"))
+    """False for a dotted name, a call or a subscript, or a snake_case name passed on as an
+    argument: code that refers to the value."""
+    v = value.strip()
+    return not (_CODE_RE.match(v.rstrip(",;")) or _PASSED_ON_RE.match(v))
 
 
 def aws_secret_shape(value: str) -> bool:
@@ -502,12 +521,19 @@ _PEM_ESCAPE_RE = re.compile(r"\\+[nrt]")
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 
 
+_PEM_CUT_RE = re.compile(r"PRIVATE KEY(?: BLOCK)?-----(?:\\[nr]|[\s\"',+])*(?:\.\.\.|\u2026)$")
+# A key's base64 body of this length uses most of the 64 characters; a body of a few repeated
+# ones (s3cr3ts3cr3t…) is a stand-in written for a page.
+_PEM_MIN_DISTINCT = 16
+
+
 def pem_key_body(value: str) -> bool:
-    """False for a PEM private key block whose body is not a key's (an ellipsis, prose, too
-    short); a block without its END line is judged by the rule's other shapes."""
+    """False for a PEM private key block whose body is not a key's (an ellipsis, prose, a few
+    characters repeated, too short), or a BEGIN line followed by an ellipsis only; a block
+    without its END line is judged by the rule's other shapes."""
     m = _PEM_BLOCK_RE.search(value)
     if m is None:
-        return True
+        return _PEM_CUT_RE.search(value) is None
     body = _PEM_ESCAPE_RE.sub("\n", m.group(1))
     kept = []
     for raw in body.splitlines():
@@ -515,7 +541,9 @@ def pem_key_body(value: str) -> bool:
         if line and ":" not in line:
             kept.append(line.replace(" ", ""))
     b64 = "".join(kept)
-    return len(b64) >= 32 and all(c in _B64_CHARS for c in b64)
+    return (
+        len(b64) >= 32 and all(c in _B64_CHARS for c in b64) and len(set(b64)) >= _PEM_MIN_DISTINCT
+    )
 
 
 VALIDATORS: dict[str, Callable[[str], bool]] = {
