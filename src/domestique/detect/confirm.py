@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 import re2
 
 from domestique.detect.doc_examples import shown_as_example
+from domestique.detect.encrypted import encrypted_value, under_encrypted_data
 from domestique.detect.entropy import shannon_entropy
 from domestique.detect.re2opts import (
     compile_for_ascii,
@@ -32,7 +33,12 @@ from domestique.detect.re2opts import (
 )
 from domestique.detect.reserved import example_password, example_token
 from domestique.detect.ruleset import Rule
-from domestique.detect.validators import VALIDATORS, placeholder_phrase, spells_field_name
+from domestique.detect.validators import (
+    VALIDATORS,
+    passphrase,
+    placeholder_phrase,
+    spells_field_name,
+)
 
 MAX_WINDOW_GROWTH = 64 * 1024
 # Windows of a rule this close are first searched as one range (see ``_first_matches``): an RE2
@@ -230,6 +236,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # closing bracket only when unmatched: Optional[str] keeps its own).
     value = _strip_unmatched_closers(value.rstrip(":;,"))
     value = value.replace("?.", ".")  # optional chaining: req.headers.authorization?.split
+    if passphrase(value):
+        return False  # words and a number a person chose (Velvet.river227), not a path
     if found(_ACROSS_QUOTES_RE, value):
         return True  # read from a string's closing quote into the code after it: ),s?He.x(
     if found(_VAR_REF_RE, value):
@@ -502,6 +510,12 @@ def read_as_code(text: str, ms: int, s: int, e: int) -> bool:
     return _LIST_NEXT_RE.match(text, e + 1) is not None
 
 
+def _not_held_here(text: str, s: int, e: int) -> bool:
+    """True when the value at ``text[s:e]`` names or hides a secret rather than holding it: it
+    lies inside a resource identifier or a badge's URL, or among a SealedSecret's ciphertexts."""
+    return _inside_resource_identifier(text, s, e) or under_encrypted_data(text, s)
+
+
 class CompiledRule:
     """A rule with its patterns compiled on first use: most rules never run in a short-lived
     process (a ``check`` masking one record, a scan whose text lacks their keywords), and
@@ -683,7 +697,7 @@ def confirm(
                         claims.append((rule.priority, ms, me, s, e))
                     if (
                         not reading[2]
-                        or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                        or (rule.reference_filter and _not_held_here(text, s, e))
                         or (rule.reference_filter and read_as_code(text, ms, s, e))
                         or (rule.example_filter and shown_as_example(text, s, e))
                     ):
@@ -704,7 +718,7 @@ def confirm(
                 ok = verdicts[key] = accept(crule, value, whole, quoted)
             if (
                 not ok
-                or (rule.reference_filter and _inside_resource_identifier(text, s, e))
+                or (rule.reference_filter and _not_held_here(text, s, e))
                 or (rule.reference_filter and read_as_code(text, ms, s, e))
                 or (rule.example_filter and shown_as_example(text, s, e))
             ):
@@ -806,6 +820,8 @@ def accept(crule: CompiledRule, value: str, whole: str, quoted: bool) -> bool:
     rule = crule.rule
     if len(value) < rule.min_length or value in rule.allow_values:
         return False
+    if encrypted_value(value):
+        return False  # ciphertext (sops, ansible-vault, OpenPGP, age): no key here reads it
     if rule.entropy is not None and shannon_entropy(value) < rule.entropy:
         return False
     if any(found(p, value) for p in crule.allow):

@@ -434,6 +434,37 @@ def credential_literal(value: str) -> bool:
     return not (_TEMPLATE_RE.search(v) or _REFERENCE_RE.match(bare))
 
 
+# A password a person chose: two or more words (Velvet, river, copper) joined by one kind of
+# separator, ending in a number of two or more digits and maybe a symbol (Velvet.river227,
+# copper-saffron-falcon84, Maple-tractor-77, maple_tractor_77!). Code reads otherwise: an
+# attribute path starts at an object (self., config.), an expression or a name has no number
+# of two digits at its end, and no word of it is the field's own (form.password12).
+_PASSPHRASE_RE = re.compile(
+    r"^(?:[A-Z]?[a-z]{2,}|[A-Z]{3,})(?P<sep>[-._])(?:(?:[A-Z]?[a-z]{2,}|[A-Z]{3,})(?P=sep))*"
+    r"(?:[A-Z]?[a-z]{2,}|[A-Z]{3,})?\d{2,6}[!#$%&*?@+]?$"
+)
+_PASSPHRASE_WORD_RE = re.compile(r"[A-Za-z]+")
+_CODE_OBJECTS = frozenset(
+    {"self", "this", "cls", "args", "kwargs", "request", "req", "params", "options", "opts",
+     "config", "conf", "cfg", "settings", "env", "environ", "process", "secrets", "keyring",
+     "vault", "props", "state", "ctx", "context", "app", "form", "data", "obj", "user"}
+)  # fmt: skip
+
+
+def passphrase(value: str) -> bool:
+    """True for a password made of words and a number (``Velvet.river227``,
+    ``copper-saffron-falcon84``): a literal, though its words and separators would read as an
+    attribute path or an expression."""
+    v = value.strip().rstrip(",;")
+    m = _PASSPHRASE_RE.match(v)
+    if m is None:
+        return False
+    words = [w.lower() for w in _PASSPHRASE_WORD_RE.findall(v)]
+    if len(words) < 2 or words[0] in _CODE_OBJECTS or _CODE_WORD_RE.search(v):
+        return False  # an object's attribute, or a code word's number (hashlib.sha256)
+    return not any(w in _FIELD_WORDS or w in _PHRASE_FIELD_WORDS for w in words)
+
+
 # Code that computes a value, where a literal was expected: self.password, cfg.get("pw"), x[0];
 # and a type annotation (password: SecretStr, passwd: Optional[str]).
 _CODE_RE = re.compile(
@@ -450,9 +481,10 @@ _PASSED_ON_RE = re.compile(r"^[a-z_][a-z0-9_]*_[a-z0-9_]+,$")
 
 def not_code(value: str) -> bool:
     """False for a dotted name, a call or a subscript, or a snake_case name passed on as an
-    argument: code that refers to the value."""
+    argument: code that refers to the value (a password of words and a number,
+    ``Velvet.river227``, is none)."""
     v = value.strip()
-    return not (_CODE_RE.match(v.rstrip(",;")) or _PASSED_ON_RE.match(v))
+    return passphrase(value) or not (_CODE_RE.match(v.rstrip(",;")) or _PASSED_ON_RE.match(v))
 
 
 def aws_secret_shape(value: str) -> bool:
@@ -546,6 +578,28 @@ def pem_key_body(value: str) -> bool:
     )
 
 
+# Discord snowflakes count milliseconds from the first second of 2015 in their top 42 bits.
+_DISCORD_EPOCH_MS = 1_420_070_400_000
+_DISCORD_LAST_MS = 4_102_444_800_000  # 2100-01-01: later ids are no real ones
+
+
+def discord_bot_token(value: str) -> bool:
+    """A Discord bot token: its first part is the base64 of the bot's user id, a snowflake of
+    17 to 20 decimal digits whose timestamp falls after Discord's epoch; then a 6-character
+    part and a 27 or more character HMAC. A random string of the same shape decodes to no id."""
+    parts = value.split(".")
+    if len(parts) != 3 or len(parts[1]) != 6 or len(parts[2]) < 25:
+        return False
+    try:
+        raw = _b64url_bytes(parts[0])
+    except (ValueError, binascii.Error):
+        return False
+    if not (17 <= len(raw) <= 20 and raw.isdigit() and raw[:1] != b"0"):
+        return False
+    ms = (int(raw) >> 22) + _DISCORD_EPOCH_MS
+    return _DISCORD_EPOCH_MS < ms < _DISCORD_LAST_MS and not_repetitive(parts[2])
+
+
 VALIDATORS: dict[str, Callable[[str], bool]] = {
     "no_filler_run": no_filler_run,
     "github_crc32": github_crc32,
@@ -573,6 +627,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "personal_email": personal_email,
     "not_dated_name": not_dated_name,
     "pem_key_body": pem_key_body,
+    "discord_bot_token": discord_bot_token,
 }
 
 
