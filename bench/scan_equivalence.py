@@ -8,7 +8,7 @@ loop) must not change one finding: this runs both trees on the same inputs and f
 at the first difference, naming the input and the first differing finding (code and span: the
 findings hold masked previews and keyed fingerprints, never a raw value).
 
-Inputs: every file under ``/work/wt/shared/corpora`` (public evaluation data, read here only),
+Inputs: every file under ``/work/shared/corpora`` (public evaluation data, read here only),
 the running interpreter's standard library and this venv's ``site-packages`` (``--quick``: the
 corpora and every fifth stdlib file). Each file is scanned whole (decoded as the scan command
 decodes it), and the stdlib's source also as the bench's 100 KB items.
@@ -31,7 +31,11 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-CORPORA = Path("/work/wt/shared/corpora")
+# The shared corpora: next to the main checkout (../shared/corpora), or next to the worktrees.
+CORPORA = next(
+    (p for p in (Path("/work/shared/corpora"), Path("/work/wt/shared/corpora")) if p.is_dir()),
+    Path("/work/shared/corpora"),
+)
 MAX_FILE = 4 << 20
 WORKER = """
 import json, sys

@@ -24,6 +24,7 @@ from domestique.detect.entropy import shannon_entropy
 from domestique.detect.re2opts import (
     compile_for_ascii,
     compile_once,
+    counts_relaxed,
     first_match,
     found,
     groups_at,
@@ -528,6 +529,7 @@ class CompiledRule:
         "_ascii_regex",
         "_bounds",
         "_deny",
+        "_gate",
         "_regex",
         "names_values",
         "rule",
@@ -544,6 +546,7 @@ class CompiledRule:
         self._bounds: re2._Regexp | None = None
         self._allow: tuple[re2._Regexp, ...] | None = None
         self._deny: tuple[re2._Regexp, ...] | None = None
+        self._gate: re2._Regexp | bool | None = None  # False: the rule has none
         self.validators = tuple(VALIDATORS[v] for v in rule.validators)
 
     # Races between threads are harmless: compile_once returns equal, immutable patterns.
@@ -587,6 +590,41 @@ class CompiledRule:
             bounds = self._bounds = compile_for_ascii(self.rule.regex, capture=False)
         return bounds
 
+    def first_match(self, data: bytes, start: int, end: int) -> tuple[int, int] | None:
+        """``first_match(self.bounds, data, start, end)``: the first match in the range.
+
+        Until the rule's own regex is needed, a range is first searched with the regex's
+        counted repetitions made open (``re2opts.counts_relaxed``): where that finds nothing,
+        the regex finds nothing either, and where it does, the regex's first match starts no
+        earlier, so it is searched from there. Most rules of a one-shot scan never match, and
+        the relaxed program compiles several times faster and builds fewer DFA states; once the
+        regex is compiled (a range the relaxed one matched), it alone searches, as before."""
+        bounds = self._bounds
+        if bounds is None:
+            gate = self._gate
+            if gate is None:
+                gate = self._gate = _relaxed_bounds(self.rule.regex)
+            if gate is not False:
+                assert not isinstance(gate, bool)
+                first = first_match(gate, data, start, end)
+                if first is None:
+                    return None
+                start = first[0]
+            bounds = self.bounds
+        return first_match(bounds, data, start, end)
+
+
+def _relaxed_bounds(pattern: str) -> re2._Regexp | bool:
+    """``pattern`` with its counted repetitions open, compiled like ``bounds``; False when it
+    has none, or the relaxed pattern does not compile (then the rule's regex searches alone)."""
+    relaxed = counts_relaxed(pattern)
+    if relaxed is None:
+        return False
+    try:
+        return compile_for_ascii(relaxed, capture=False)
+    except re2.error:
+        return False
+
 
 def _group_spans(regex: re2._Regexp, chunk: str) -> Iterator[tuple[tuple[int, int], ...]]:
     """Group spans of every match in ``chunk``, in character offsets."""
@@ -598,13 +636,13 @@ def _group_spans(regex: re2._Regexp, chunk: str) -> Iterator[tuple[tuple[int, in
 
 
 def _first_matches(
-    bounds: re2._Regexp,
+    crule: CompiledRule,
     text: str,
     windows: list[list[int]],
     data: bytes | None,
     text_ascii: bool,
 ) -> Iterator[tuple[int, int, tuple[int, int] | None]]:
-    """The windows that hold a match of ``bounds``, as ``(start, end, first match)``, and
+    """The windows that hold a match of ``crule``'s regex, as ``(start, end, first match)``, and
     those that are not ASCII (to be read in the text, not its shadow), with no first match.
 
     Most windows hold none. Windows of ASCII text less than ``BATCH_GAP`` apart are searched
@@ -634,7 +672,7 @@ def _first_matches(
                 and (text_ascii or text[windows[j][0] : windows[j][1]].isascii())
             ):
                 j += 1
-        first = first_match(bounds, data, wa, windows[j - 1][1])
+        first = crule.first_match(data, wa, windows[j - 1][1])
         if first is None:
             k = j
             continue
@@ -643,7 +681,7 @@ def _first_matches(
                 k += 1
             wa, wb = windows[k]
             if not (wa <= first[0] and first[1] <= wb):
-                first = first_match(bounds, data, wa, wb)
+                first = first_match(crule.bounds, data, wa, wb)
         k += 1
         if first is not None:
             yield wa, wb, first
@@ -671,12 +709,12 @@ def confirm(
     if len(windows) == 1 and data is not None:  # most rules on a short text: no set-up
         wa, wb = windows[0]
         if text_ascii or text[wa:wb].isascii():
-            first = first_match(crule.bounds, data, wa, wb)
+            first = crule.first_match(data, wa, wb)
             candidates = () if first is None else ((wa, wb, first),)
         else:
             candidates = ((wa, wb, None),)
     else:
-        candidates = _first_matches(crule.bounds, text, windows, data, text_ascii)
+        candidates = _first_matches(crule, text, windows, data, text_ascii)
     for wa, wb, first in candidates:
         if first is None or data is None:
             matches = _matches(crule, text, wa, wb)

@@ -315,14 +315,15 @@ class Prefilter:
             return None
         lower = lower_shadow(text)
         if len(text) > SET_CHECK_MAX:
+            # The keywords first: most long texts hold one near their start, and the keyword
+            # pass's DFA states built here serve that pass; the other kinds' regex (counted
+            # repetitions: dear states to build in a fresh process) runs only on the rest.
+            scan = self._keyword_scan
+            if scan is not None and search_from(scan, lower, 0) is not None:
+                return None
             if self._others is not None and search_from(self._others, lower, 0) is not None:
                 return None
-            scan = self._keyword_scan
-            return (
-                None
-                if scan is not None and search_from(scan, lower, 0) is not None
-                else frozenset()
-            )
+            return frozenset()
         # None when the set gave up (out of memory): then nothing is skipped.
         which = matching_somewhere(self._which, len(self._which_ids), lower)
         if which is None:

@@ -70,6 +70,102 @@ def compile_for_ascii(pattern: str, *, capture: bool = True) -> re2._Regexp:
     return compile_once(pattern, RE2_OPTIONS if capture else NO_CAPTURE_OPTIONS)
 
 
+def _class_end(pattern: str, i: int) -> int:
+    """The offset just past the character class that opens at ``pattern[i]`` (a ``[``), or -1
+    when it does not close. A ``]`` first (after ``[`` or ``[^``) is a member, a backslash
+    escapes what follows (``\\x{…}``, ``\\p{…}`` whole), ``[:name:]`` is one member."""
+    n = len(pattern)
+    j = i + 1
+    if j < n and pattern[j] == "^":
+        j += 1
+    if j < n and pattern[j] == "]":
+        j += 1
+    while j < n:
+        c = pattern[j]
+        if c == "]":
+            return j + 1
+        if c == "\\":
+            j = _escape_end(pattern, j)
+            continue
+        if c == "[" and pattern.startswith("[:", j):
+            k = pattern.find(":]", j + 2)
+            if k >= 0:
+                j = k + 2
+                continue
+        j += 1
+    return -1
+
+
+def _escape_end(pattern: str, i: int) -> int:
+    """The offset just past the escape at ``pattern[i]`` (a backslash): ``\\x{…}``,
+    ``\\p{…}`` and ``\\P{…}`` to their closing brace, any other one character."""
+    if i + 2 < len(pattern) and pattern[i + 1] in "xpP" and pattern[i + 2] == "{":
+        k = pattern.find("}", i + 3)
+        return len(pattern) if k < 0 else k + 1
+    return i + 2
+
+
+# A pattern is relaxed only when its upper bounds spell out at least this many optional copies
+# in all: below that, the relaxed program is hardly smaller, and compiling it too costs more.
+RELAX_MIN_SAVING = 16
+
+
+def counts_relaxed(pattern: str) -> str | None:
+    """``pattern`` with the upper bounds of its counted repetitions dropped: ``X{m,n}`` becomes
+    ``X{m,}`` (``X*`` when ``m`` is 0, ``X+`` when it is 1), lazy ones stay lazy, ``X{m}`` and
+    ``X{m,}`` are kept. None when that drops fewer than ``RELAX_MIN_SAVING`` optional copies
+    (or the pattern holds ``\\Q…\\E``, which is left alone).
+
+    Every text the pattern matches the relaxed one matches too (each repetition's language only
+    grows, and the assertions are the same), so where the relaxed pattern finds no match the
+    pattern finds none, and the pattern's leftmost match starts no earlier than the relaxed
+    one's. RE2 writes a counted repetition out once per count, so ``[^\\s"']{3,128}`` is 128
+    copies and ``[^\\s"']{3,}`` four: the relaxed program compiles several times faster and its
+    DFA builds fewer states (see ``CompiledRule.first_match``)."""
+    if "{" not in pattern or "\\Q" in pattern:
+        return None
+    out: list[str] = []
+    n = len(pattern)
+    i = last = 0
+    saving = 0
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i = _escape_end(pattern, i)
+        elif c == "[":
+            end = _class_end(pattern, i)
+            if end < 0:
+                return None
+            i = end
+        elif c == "{":
+            j = i + 1
+            while j < n and pattern[j].isdigit():
+                j += 1
+            low = pattern[i + 1 : j]
+            high = ""
+            if low and j < n and pattern[j] == ",":
+                k = j + 1
+                while k < n and pattern[k].isdigit():
+                    k += 1
+                high, j = pattern[j + 1 : k], k
+            if not low or j >= n or pattern[j] != "}":
+                i += 1  # a literal brace (RE2 reads one that starts no repetition so)
+                continue
+            if high:
+                m = int(low)
+                saving += max(int(high) - max(m, 1), 0)
+                out.append(pattern[last:i])
+                out.append("*" if m == 0 else "+" if m == 1 else f"{{{m},}}")
+                last = j + 1
+            i = j + 1
+        else:
+            i += 1
+    if saving < RELAX_MIN_SAVING:
+        return None
+    out.append(pattern[last:])
+    return "".join(out)
+
+
 _NULL = (-1, -1)
 try:  # the wrapper's own loop costs ~5 µs per match in Python; call the C++ Match directly
     _UNANCHORED = re2._Anchor.UNANCHORED
