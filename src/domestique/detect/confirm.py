@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 
 import re2
 
+from domestique.detect.context import CONTEXT_FILTERS
 from domestique.detect.doc_examples import shown_as_example
 from domestique.detect.entropy import shannon_entropy
 from domestique.detect.re2opts import (
@@ -51,6 +52,10 @@ _PLACEHOLDER_RE = re2.compile(
     # a URL of a host and a path of words and versions (a specification's namespace); a path
     # with a generated piece (a webhook's) is not this
     r"^https?://[A-Za-z0-9.\-]+(?::\d+)?(?:/(?:[A-Za-z]+(?:[._\-][A-Za-z]+)*|v?\d+(?:\.\d+)*))*/?$|"
+    # a whole value that is one template expression with filters, lookups or calls (Jinja and
+    # Ansible {{ lookup('env', 'X') | default('') }}, Helm {{ .Values.x | quote }}, a {% … %}
+    # tag, ERB's <%= … %>): the template engine fills the value in
+    r"^\{\{-?[ \t]*[A-Za-z_.$(][^{}]*\}\}$|^\{%-?[ \t]*[a-z].*%\}$|^<%=?-?[ \t]*[^%]*%>$|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
     r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
     r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.\-]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
@@ -204,6 +209,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
         # script (u}=this.props, i=>s=>{, e.crossOrigin?t.credentials=), a CSS rule
         # (before{content:), an unpacked argument (*LITERAL_TOKENS)
         return True
+    if not quoted and _constant_path(value):
+        return True
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:
@@ -219,6 +226,22 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
     # A name has words (newPassword, PyLong_FromSsize_t, DB_PASS); letters in random case
     # (TtdDyJXzUUbUZZsTWNW) are a generated value, not a variable.
     return not has_digit and _reads_like_name(value)
+
+
+# A constant path and what is called on it: Ruby's Aws::Credentials.new, Rails::Application,
+# Rust's Config::from_env, PHP's Config::get, C++'s std::getenv.
+_CONSTANT_PATH_RE = re.compile(
+    r"^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+(?:\.[A-Za-z_]\w*[?!]?)*(?:\(.*\))?$"
+)
+_PATH_SPLIT_RE = re.compile(r"::|\.")
+
+
+def _constant_path(value: str) -> bool:
+    """``A::B`` or ``A::B.c``: namespaced names, each piece reading like a name."""
+    if not _CONSTANT_PATH_RE.match(value):
+        return False
+    names = _PATH_SPLIT_RE.split(value.split("(", 1)[0])
+    return all(_reads_like_name(n.rstrip("?!")) and not _RANDOM_PART.search(n) for n in names)
 
 
 # A type in an annotation: a class name (OAuth2PasswordRequestForm, OneLogin_Saml2_Auth) or a
@@ -411,6 +434,7 @@ class CompiledRule:
         "_bounds",
         "_deny",
         "_regex",
+        "context",
         "names_values",
         "rule",
         "validators",
@@ -427,6 +451,7 @@ class CompiledRule:
         self._allow: tuple[re2._Regexp, ...] | None = None
         self._deny: tuple[re2._Regexp, ...] | None = None
         self.validators = tuple(VALIDATORS[v] for v in rule.validators)
+        self.context = tuple(CONTEXT_FILTERS[c] for c in rule.context_filters)
 
     # Races between threads are harmless: compile_once returns equal, immutable patterns.
     @property
@@ -581,6 +606,7 @@ def confirm(
                         not reading[2]
                         or (rule.reference_filter and _inside_resource_identifier(text, s, e))
                         or (rule.example_filter and shown_as_example(text, s, e))
+                        or any(c(text, s, e) for c in crule.context)
                     ):
                         continue
                     seen.add((s, e))
@@ -601,6 +627,7 @@ def confirm(
                 not ok
                 or (rule.reference_filter and _inside_resource_identifier(text, s, e))
                 or (rule.example_filter and shown_as_example(text, s, e))
+                or any(c(text, s, e) for c in crule.context)
             ):
                 continue
             seen.add((s, e))
