@@ -209,8 +209,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
         # script (u}=this.props, i=>s=>{, e.crossOrigin?t.credentials=), a CSS rule
         # (before{content:), an unpacked argument (*LITERAL_TOKENS)
         return True
-    if not quoted and _constant_path(value):
-        return True
+    if not quoted and (_constant_path(value) or _KWARG_NUMBER_RE.match(value)):
+        return True  # Aws::Credentials.new; field(default=0)'s default=0
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:
@@ -234,6 +234,8 @@ _CONSTANT_PATH_RE = re.compile(
     r"^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+(?:\.[A-Za-z_]\w*[?!]?)*(?:\(.*\))?$"
 )
 _PATH_SPLIT_RE = re.compile(r"::|\.")
+# A keyword argument given a number (default=0, max_length=128): a call's, not a value.
+_KWARG_NUMBER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=-?\d{1,9}$")
 
 
 def _constant_path(value: str) -> bool:
