@@ -190,9 +190,8 @@ def key_file_placeholder(text: str, s: int, e: int) -> bool:
         return False
     if key_id is not None and _HEX40_RE.match(key_id.group(1)):
         return False
-    if body is not None and "PRIVATE KEY" in body.group(1) and pem_key_body(body.group(1)):
-        return False
-    return True
+    key = body.group(1) if body is not None else ""
+    return not ("PRIVATE KEY" in key and pem_key_body(key))
 
 
 CONTEXT_FILTERS: dict[str, Callable[[str, int, int], bool]] = {
