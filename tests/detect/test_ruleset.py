@@ -133,6 +133,7 @@ def test_loader_reads_claims_match_and_the_url_rules_set_it() -> None:
         "secret.url_basic_auth",
         "secret.url_token",
         "secret.sentry_dsn",
+        "secret.go_mysql_dsn",
     }
 
 

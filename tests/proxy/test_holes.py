@@ -444,13 +444,13 @@ def test_personal_data_and_secrets_in_tool_definitions_are_still_redacted(
 
 
 def test_a_role_address_is_exempt_in_tool_definitions_only(home: Path) -> None:
-    """``security@…`` in the agent's own tool text is not altered; in a user message it is
-    judged as ever (redacted)."""
+    """``security@…`` in the agent's own tool text is not altered (a role mailbox is no
+    person's, issue 17 round 8); a person's address in a user message is redacted."""
     text = "Report issues to security@vendor-tools.io"
     tools = [{"name": "Report", "description": text, "input_schema": {"type": "object"}}]
     ins = _inspect(home, {**_user("hi"), "tools": tools})
     assert ins.action is Action.ALLOW, _codes(ins)
-    ins = _inspect(home, _user(text))
+    ins = _inspect(home, _user("Report issues to maria.lopez@vendor-tools.io"))
     assert ins.action is Action.REDACT
 
 

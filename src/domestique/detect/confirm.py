@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 
 import re2
 
+from domestique.detect.code_after import read_as_code
+from domestique.detect.context import CONTEXT_FILTERS
 from domestique.detect.doc_examples import shown_as_example
 from domestique.detect.encrypted import encrypted_value, under_encrypted_data
 from domestique.detect.entropy import shannon_entropy
@@ -69,6 +71,10 @@ _PLACEHOLDER_RE = re2.compile(
     # a YAML anchor (&default_token), a C address (&__pyx_type_x), a query's empty value read
     # into the next parameter (token=&lang=zh_CN)
     r"^&[A-Za-z_][A-Za-z0-9_]*(?:=[^&\s]*)?$|"
+    # a whole value that is one template expression with filters, lookups or calls (Jinja and
+    # Ansible {{ lookup('env', 'X') | default('') }}, Helm {{ .Values.x | quote }}, a {% … %}
+    # tag, ERB's <%= … %>): the template engine fills the value in
+    r"^\{\{-?[ \t]*[A-Za-z_.$(][^{}]*\}\}$|^\{%-?[ \t]*[a-z].*%\}$|^<%=?-?[ \t]*[^%]*%>$|"
     r"#\{[^}]*\}|^\{[^{}]*\}$|%%[^%]*%%|%\([A-Za-z_]+\)[sd]|%[-0-9.]*[sdrx]\b|"
     r"<[A-Za-z_][A-Za-z0-9_ \-]*>|&lt;[A-Za-z_][A-Za-z0-9_ \-]*&gt;|"
     r"(?:^|[^{A-Za-z0-9])\{[A-Za-z_][A-Za-z0-9_.\-]*(?:![rsa])?(?::[^{}]*)?\}(?:[^}A-Za-z0-9]|$)|"
@@ -258,6 +264,8 @@ def looks_like_code_reference(value: str, quoted: bool) -> bool:
         return True
     if not quoted and _NUMBERED_FIELD_RE.match(value) and _reads_like_name(value):
         return True  # a form's second field passed on: password: password1, newPassword2
+    if not quoted and (_constant_path(value) or _KWARG_NUMBER_RE.match(value)):
+        return True  # Aws::Credentials.new; field(default=0)'s default=0
     if not found(_CODE_REF_RE, value):
         return False
     if "(" in value or "[" in value:
@@ -298,6 +306,24 @@ def compares_names(whole: str, value: str, quoted: bool) -> bool:
     if whole.endswith("->", 0, k):
         return True  # (the ">" of "->" is what made the value read as quoted)
     return not quoted and _OPERATOR_END_RE.search(whole, 0, k) is not None
+
+
+# A constant path and what is called on it: Ruby's Aws::Credentials.new, Rails::Application,
+# Rust's Config::from_env, PHP's Config::get, C++'s std::getenv.
+_CONSTANT_PATH_RE = re.compile(
+    r"^[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+(?:\.[A-Za-z_]\w*[?!]?)*(?:\(.*\))?$"
+)
+_PATH_SPLIT_RE = re.compile(r"::|\.")
+# A keyword argument given a number (default=0, max_length=128): a call's, not a value.
+_KWARG_NUMBER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=-?\d{1,9}$")
+
+
+def _constant_path(value: str) -> bool:
+    """``A::B`` or ``A::B.c``: namespaced names, each piece reading like a name."""
+    if not _CONSTANT_PATH_RE.match(value):
+        return False
+    names = _PATH_SPLIT_RE.split(value.split("(", 1)[0])
+    return all(_reads_like_name(n.rstrip("?!")) and not _RANDOM_PART.search(n) for n in names)
 
 
 # A type in an annotation: a class name (OAuth2PasswordRequestForm, OneLogin_Saml2_Auth) or a
@@ -485,32 +511,6 @@ def _inside_resource_identifier(text: str, s: int, e: int) -> bool:
     return len(token) >= e - a and found(_RESOURCE_ID_RE, token)
 
 
-# What follows a value that makes it code: a call or a subscript of an unquoted name
-# (_X509Supplier(...), _XRegExp$exec2[0]), a union of types after a class name
-# (Ed25519PrivateKey | Ed448PrivateKey); after a quoted item of a "name", "item" pair, the
-# next item of a list or a key of a dict ("password1", "password2"; "autofocus": True).
-_CALLED_RE = re.compile(r"[(\[]")
-_UNION_NEXT_RE = re.compile(r"[ \t]*\|[ \t]*[A-Za-z_]")
-_TYPE_NAME_RE = re.compile(r"[A-Z_][A-Za-z0-9_]*$")  # matched at the value (no ^)
-_PAIR_HEAD_RE = re.compile(r"^[\"'][^\"'\r\n]*[\"'][ \t]*,[ \t]*$")
-_LIST_NEXT_RE = re.compile(r"[ \t]*(?::|,[ \t]*[\"'])")
-
-
-def read_as_code(text: str, ms: int, s: int, e: int) -> bool:
-    """True when the text right after the value ``text[s:e]`` (of a match starting at ``ms``)
-    makes it code rather than a literal: a call, a subscript or a type union after an unquoted
-    name; a list of names or a dict's next key after a quoted item of a ``"name", "item"``
-    pair (a list of three or more names is no name and its value)."""
-    quote = text[s - 1] if s > 0 else ""
-    if quote not in ('"', "'", "`"):
-        if e < len(text) and _CALLED_RE.match(text, e):
-            return True
-        return bool(_TYPE_NAME_RE.match(text, s, e) and _UNION_NEXT_RE.match(text, e))
-    if not (text.startswith(quote, e) and _PAIR_HEAD_RE.match(text[ms : s - 1])):
-        return False
-    return _LIST_NEXT_RE.match(text, e + 1) is not None
-
-
 def _not_held_here(text: str, s: int, e: int) -> bool:
     """True when the value at ``text[s:e]`` names or hides a secret rather than holding it: it
     lies inside a resource identifier or a badge's URL, or among a SealedSecret's ciphertexts."""
@@ -531,6 +531,7 @@ class CompiledRule:
         "_deny",
         "_gate",
         "_regex",
+        "context",
         "names_values",
         "rule",
         "validators",
@@ -548,6 +549,7 @@ class CompiledRule:
         self._deny: tuple[re2._Regexp, ...] | None = None
         self._gate: re2._Regexp | bool | None = None  # False: the rule has none
         self.validators = tuple(VALIDATORS[v] for v in rule.validators)
+        self.context = tuple(CONTEXT_FILTERS[c] for c in rule.context_filters)
 
     # Races between threads are harmless: compile_once returns equal, immutable patterns.
     @property
@@ -738,6 +740,7 @@ def confirm(
                         or (rule.reference_filter and _not_held_here(text, s, e))
                         or (rule.reference_filter and read_as_code(text, ms, s, e))
                         or (rule.example_filter and shown_as_example(text, s, e))
+                        or any(c(text, s, e) for c in crule.context)
                     ):
                         continue
                     seen.add((s, e))
@@ -759,6 +762,7 @@ def confirm(
                 or (rule.reference_filter and _not_held_here(text, s, e))
                 or (rule.reference_filter and read_as_code(text, ms, s, e))
                 or (rule.example_filter and shown_as_example(text, s, e))
+                or any(c(text, s, e) for c in crule.context)
             ):
                 continue
             seen.add((s, e))

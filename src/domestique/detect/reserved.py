@@ -53,19 +53,46 @@ _RESERVED_DOMAIN_RE = re.compile(
     r"(?i)(?:^|\.)(?:example\.(?:com|net|org)|users\.noreply\.github\.com)$|"
     r"\.(?:test|example|invalid|localhost)$|^localhost$"
 )
-# Senders that are a service, not a person: no-reply and bounce addresses, mailer daemons.
+# Senders that are a service, not a person: no-reply and bounce addresses, mailer daemons; and
+# the role mailboxes an organisation publishes (RFC 2142's abuse@, security@, support@, ...),
+# the accounts tools log in as (git@ of an SSH remote, deploy@, ci@, a bot) and the generic
+# desks (info@, sales@): a team's or a machine's address, no person's. A role word with a
+# person's name (maria.support@) is not one of these.
 _SERVICE_LOCAL_RE = re.compile(
     r"(?i)^(?:no[-_.]?reply|do[-_.]?not[-_.]?reply|mailer[-_.]?daemon|postmaster|bounces?|"
-    r"notifications?)(?:\+[^@]*)?$"
+    r"notifications?|"
+    r"(?:(?:it|dev|devops|sec|team|site|web|prod|staging|ops|eng|app|platform|infra|release|"
+    r"build|cloud|data|help|customer|tech|product|legal|billing|finance|accounts?)[-_.])?"
+    r"(?:security|abuse|hostmaster|webmaster|admin|administrator|root|support|help|helpdesk|"
+    r"info|contact|hello|sales|billing|accounts|privacy|legal|press|media|marketing|jobs|"
+    r"careers|oncall|on-call|alerts?|monitoring|noc|soc|"
+    r"deploy|deployer|deployment|release|releases|build|builder|ci|cd|jenkins|gitlab|github|"
+    r"git|svn|hg|bot|robot|automation|service|services|system|sysadmin|daemon|cron|backup|"
+    r"newsletter|feedback|status|"
+    r"compliance|dpo|gdpr|vulnerability|disclosure|psirt|cert|csirt|incident|incidents)"
+    r"(?:[-_.]?(?:team|desk|bot|\d{1,3}))?)(?:\+[^@]*)?$"
+)
+# Domains that hold service identities, not people: Google Cloud service accounts (and the
+# workload identity pools federated ones, GitHub Actions' among them), AWS and Azure managed
+# identities do not read mail.
+_SERVICE_DOMAIN_RE = re.compile(
+    r"(?i)(?:^|\.)(?:(?:iam|developer|appspot|cloudservices|cloudbuild|compute)\."
+    r"gserviceaccount\.com|svc\.id\.goog|iam\.googleapis\.com|"
+    r"(?:users\.)?noreply\.github\.com)$"
 )
 
 
 def non_personal_email(address: str) -> bool:
-    """True for an address at a reserved example domain or a service's no-reply address."""
+    """True for an address at a reserved example domain, a service identity's domain, or a
+    role or service mailbox (no-reply, security@, deploy@, git@)."""
     local, sep, domain = address.rpartition("@")
     if not sep or not local or not domain:
         return False
-    return bool(_RESERVED_DOMAIN_RE.search(domain) or _SERVICE_LOCAL_RE.match(local))
+    return bool(
+        _RESERVED_DOMAIN_RE.search(domain)
+        or _SERVICE_DOMAIN_RE.search(domain)
+        or _SERVICE_LOCAL_RE.match(local)
+    )
 
 
 # Telephone numbers reserved for fiction and examples, by their national significant number:
@@ -80,12 +107,19 @@ _FICTIONAL_AU_RE = re.compile(r"^(?:[2378](?:5550|7010)\d{4}|49157\d{4})$")
 
 
 def fictional_phone(value: str) -> bool:
-    """True for a number from a range reserved for fiction (``555-0123``, ``020 7946 0958``)."""
+    """True for a number from a range reserved for fiction (``555-0123``, ``020 7946 0958``),
+    however it is dialled: ``+1``, ``001`` or ``011`` before it, the area code left out
+    (``+1 555-0142``)."""
     raw = value.strip()
     digits = "".join(c for c in raw if "0" <= c <= "9")
     international = raw.startswith("+")
-    if international and digits.startswith("1") and len(digits) == 11:
-        return digits[4:7] == "555"
+    if not international and digits.startswith(("00", "011")) and len(digits) > 9:
+        # an international call prefix (00 in most of the world, 011 from North America)
+        digits = digits[3:] if digits.startswith("011") else digits[2:]
+        international = True
+    if international and digits.startswith("1") and len(digits) in (8, 11):
+        # NANP: +1 NPA NXX XXXX, or +1 NXX XXXX with the area code left out
+        return digits[-7:-4] == "555"
     if international and digits.startswith("44"):
         return bool(_FICTIONAL_UK_RE.match(digits[2:]))
     if international and digits.startswith("61"):

@@ -17,6 +17,7 @@ from typing import Any
 
 import re2
 
+from domestique.detect.context import CONTEXT_FILTERS
 from domestique.detect.re2opts import compile_once
 from domestique.detect.validators import VALIDATORS
 
@@ -37,6 +38,7 @@ _FIELDS = {
     "reference_filter",
     "claims_match",
     "example_filter",
+    "context_filters",
     "priority",
     "window_before",
     "window_after",
@@ -72,6 +74,10 @@ class Rule:
     # A value that documentation shows as an example (a doctest session, "for example" just
     # above) is not reported: see domestique.detect.doc_examples.
     example_filter: bool = False
+    # Checks of the text around a value that say it is not what the rule names (a number
+    # under an order_number header, an address in a public key's comment): see
+    # domestique.detect.context.
+    context_filters: tuple[str, ...] = ()
     priority: int = 50
     window_before: int = 64
     window_after: int = 256
@@ -112,6 +118,10 @@ def parse_rule(raw: dict[str, Any], source: str, *, compile_patterns: bool = Tru
     for name in validators:
         if name not in VALIDATORS:
             raise RuleError(f"{where}: unknown validator {name!r}")
+    context_filters = _str_list(raw, "context_filters", where)
+    for name in context_filters:
+        if name not in CONTEXT_FILTERS:
+            raise RuleError(f"{where}: unknown context filter {name!r}")
     for key in ("allow_patterns", "deny_context"):
         for pattern in _str_list(raw, key, where):
             try:
@@ -137,6 +147,7 @@ def parse_rule(raw: dict[str, Any], source: str, *, compile_patterns: bool = Tru
         reference_filter=bool(raw.get("reference_filter", False)),
         claims_match=bool(raw.get("claims_match", False)),
         example_filter=bool(raw.get("example_filter", False)),
+        context_filters=context_filters,
         priority=int(raw.get("priority", 50)),
         window_before=int(raw.get("window_before", 64)),
         window_after=int(raw.get("window_after", 256)),

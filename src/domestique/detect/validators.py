@@ -406,6 +406,51 @@ _PHRASE_FIELD_WORDS = frozenset(
 )  # fmt: skip
 
 
+# Words a value written in a secret's place is made of ("mysecret123", "token12345678",
+# "x-api-key-value1", "mywebhooksecret1"): the field's own words, possessives and stand-ins.
+_FILLER_VOCABULARY = frozenset(
+    {"my", "your", "our", "the", "a", "x", "api", "app", "key", "keys", "secret", "secrets",
+     "token", "tokens", "password", "pass", "passwd", "pwd", "value", "val", "webhook", "hook",
+     "signing", "sign", "client", "access", "auth", "test", "demo", "sample", "dummy", "fake",
+     "here", "super", "top", "shared", "private", "bearer", "session", "refresh", "string",
+     "placeholder", "default", "new", "some", "dev", "local"}
+)  # fmt: skip
+_FILLER_FIELD = frozenset({"key", "keys", "secret", "secrets", "token", "tokens", "password",
+                           "pass", "passwd", "pwd", "auth"})  # fmt: skip
+_LETTER_RUN_RE = re.compile(r"[a-z]+")
+_FILLER_REST_RE = re.compile(r"^[a-z0-9_.\-]*$")
+
+
+def _segments(run: str) -> list[str] | None:
+    """``run`` cut into words of ``_FILLER_VOCABULARY`` (fewest pieces), or None."""
+    best: list[list[str] | None] = [[]] + [None] * len(run)
+    for i in range(1, len(run) + 1):
+        for j in range(max(0, i - 11), i):
+            prev = best[j]
+            if prev is not None and run[j:i] in _FILLER_VOCABULARY:
+                cand = [*prev, run[j:i]]
+                cur = best[i]
+                if cur is None or len(cand) < len(cur):
+                    best[i] = cand
+    return best[len(run)]
+
+
+def not_field_words(value: str) -> bool:
+    """False for a value made only of the field's words and filler digits (``mysecret123``,
+    ``token12345678``, ``x-api-key-value1``): a stand-in written where a generated secret
+    goes, in documentation's form data and examples."""
+    v = value.strip().strip("\"'`").lower()
+    if len(v) > 48 or not _FILLER_REST_RE.match(v):
+        return True
+    words: list[str] = []
+    for run in _LETTER_RUN_RE.findall(v):
+        pieces = _segments(run)
+        if pieces is None:
+            return True
+        words.extend(pieces)
+    return not any(w in _FILLER_FIELD for w in words)
+
+
 def holds_a_digit(value: str) -> bool:
     """True when ``value`` has a digit: a token format whose every real value does."""
     return any(c.isdigit() for c in value)
@@ -626,6 +671,7 @@ VALIDATORS: dict[str, Callable[[str], bool]] = {
     "not_example_iban": not_example_iban,
     "personal_email": personal_email,
     "not_dated_name": not_dated_name,
+    "not_field_words": not_field_words,
     "pem_key_body": pem_key_body,
     "discord_bot_token": discord_bot_token,
 }
