@@ -195,3 +195,21 @@ def test_context_filters_read_their_own_line() -> None:
 )  # fmt: skip
 def test_not_field_words(value: str, passes: bool) -> None:
     assert not_field_words(value) is passes
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("db_user: app\ndb_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  3437\n", False),
+        ("db_password: !secret mariadb_password\n", False),
+        ("MasterUserPassword: !Ref DbPassword\n", False),
+        ('{"id": "wh_1", "secret": "(shown once in the dashboard)"}', False),
+        ("db_password: Qz8vR2pLm7!vault\n", True),
+        ('{"id": "wh_1", "secret": "whsec_Qz8vR2pLm7Wn4tY6kJs9Hb3xC5dF"}', True),
+    ],
+)
+def test_yaml_tags_and_notes_are_no_values(text: str, found: bool, scanner: Scanner) -> None:
+    """A YAML tag names where the value comes from, a parenthesised note of words says where
+    it is: neither is the secret (lead, outside set D)."""
+    codes = [f.code for f in scanner.scan(text) if f.code.startswith("secret.")]
+    assert bool(codes) is found, codes

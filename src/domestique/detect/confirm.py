@@ -68,6 +68,11 @@ _PLACEHOLDER_RE = re2.compile(
     r"(?:#(?:[A-Za-z]+\d{0,4}|\d+)(?:[._\-](?:[A-Za-z]+\d{0,4}|\d+))*)?\\?$|"
     # a template tag (Django's and Jinja's {% translate 'Change password' %}, ERB's <%= %>)
     r"^\{%|^<%|"
+    # a YAML tag that names where the value comes from (Ansible's !vault |, Home Assistant's
+    # !secret db_password, CloudFormation's !Ref DbPassword); a note in parentheses made of
+    # words ("secret": "(shown once in the dashboard)")
+    r"^!(?:vault|secret|env_var|env|include|unsafe|encrypted|Ref|Sub|GetAtt|ImportValue|Join|"
+    r"Select|FindInMap|Base64|GetAZs|If)(?:[ \t]|$)|^\((?:[A-Za-z']+[ ,.-]+){2,}[A-Za-z']+\)$|"
     # a YAML anchor (&default_token), a C address (&__pyx_type_x), a query's empty value read
     # into the next parameter (token=&lang=zh_CN)
     r"^&[A-Za-z_][A-Za-z0-9_]*(?:=[^&\s]*)?$|"

@@ -310,7 +310,10 @@ _REFERENCE_RE = re.compile(
     r"^(?:\$(?:env:)?[A-Za-z_]\w*(?:(?:\.|->|::)[A-Za-z_]\w*|\(\)|\[[^\]]*\])*|\$\([^()]*\)|"
     r"%[A-Za-z_][A-Za-z0-9_]*%|%[-0-9.]*[sdrx]|@[A-Za-z_][A-Za-z_.]*|\{[^{}]*\}|"
     r"(?:os\.(?:environ|getenv)|process\.env|ENV\[|(?:System\.)?getenv\s*\().*|[*xX.\u2022\u2026]+|"
-    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)$"
+    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|"
+    # a YAML tag that says where the value comes from (Ansible's !vault, !secret, !Ref)
+    r"!(?:vault|secret|env_var|env|include|unsafe|encrypted|Ref|Sub|GetAtt|ImportValue|Join|"
+    r"Select|FindInMap|Base64|GetAZs|If)\S*)$"
 )
 _FIELD_WORDS = frozenset(
     {"password", "passwd", "pass", "pwd", "passphrase", "username", "user", "login",
